@@ -1,0 +1,190 @@
+import Foundation
+
+/// BirthdayBuzz's configuration: one TOML file (DESIGN §4, §5, `config.example.toml`).
+///
+/// Every field has the default DESIGN gives, so an absent file is a valid
+/// configuration (the embedded defaults).
+public struct BuzzConfig: Sendable {
+    public struct General: Sendable {
+        public var timeZone: TimeZone
+        /// BCP 47 tag of the user's language (`de-AT`).
+        public var locale: String
+    }
+
+    public struct Contacts: Sendable {
+        public var includeByDefault = true
+    }
+
+    public struct Reminders: Sendable {
+        public var offsets: [Int] = [0, 1]
+        /// Minutes after local midnight.
+        public var time = 9 * 60
+        /// nil: the embedded default route (console, plus desktop when a session bus is there).
+        public var channels: [String]?
+        public var feb29: Feb29Policy = .feb28
+        public var maxPending = 64
+        /// Seconds.
+        public var catchUp = 12 * 3_600
+    }
+
+    /// `[groups.NAME]`: contacts whose CATEGORIES include NAME (case-insensitive).
+    public struct Group: Sendable {
+        public var name: String
+        public var offsets: [Int]?
+        public var channels: [String]?
+    }
+
+    public struct Delivery: Sendable {
+        public var maxAttempts = 8
+        public var maxBackoff = 6 * 3_600
+        public var lockWait = 30
+    }
+
+    public enum AskRoute: String, Sendable, CaseIterable { case sms, email, share }
+    public enum EmailMode: String, Sendable, CaseIterable { case send, compose }
+
+    public struct Ask: Sendable {
+        public var order: [AskRoute] = [.sms, .email, .share]
+        public var sms: String?
+        public var email: String?
+        public var emailMode: EmailMode = .send
+        public var cooldownDays = 30
+        public var senderName: String?
+    }
+
+    public var general: General
+    public var contacts = Contacts()
+    public var reminders = Reminders()
+    /// Sorted by name: the first group a contact matches is the one that applies.
+    public var groups: [Group] = []
+    public var delivery = Delivery()
+    public var ask = Ask()
+    /// Sorted by name.
+    public var channels: [ChannelConfig] = []
+
+    /// The embedded defaults, for a machine whose zone and language come from `environment`.
+    public init(defaultsFor environment: [String: String], systemTimeZone: TimeZone) {
+        general = General(timeZone: systemTimeZone,
+                          locale: ValueFormats.localeFromEnvironment(environment))
+    }
+
+    /// The channel named `name`, if configured.
+    public func channel(named name: String) -> ChannelConfig? {
+        channels.first { $0.name == name }
+    }
+
+    /// The group that applies to a contact with these categories: the first by name.
+    public func group(forCategories categories: [String]) -> Group? {
+        guard !groups.isEmpty, !categories.isEmpty else { return nil }
+        let lowered = Set(categories.map { $0.lowercased() })
+        return groups.first { lowered.contains($0.name.lowercased()) }
+    }
+}
+
+/// A `[channels.NAME]` table: its type and that type's keys (DESIGN §5).
+public struct ChannelConfig: Sendable {
+    public var name: String
+    /// Seconds; every channel has one (default 10).
+    public var timeout: Double = 10
+    public var kind: Kind
+
+    public enum Kind: Sendable {
+        case dbus(DBus)
+        case smtp(SMTP)
+        case webhook(Webhook)
+        case exec(Exec)
+        case console
+    }
+
+    public var typeName: String {
+        switch kind {
+        case .dbus: return "dbus"
+        case .smtp: return "smtp"
+        case .webhook: return "webhook"
+        case .exec: return "exec"
+        case .console: return "console"
+        }
+    }
+
+    public enum Urgency: String, Sendable, CaseIterable { case low, normal, critical }
+
+    public struct DBus: Sendable {
+        public var urgency: Urgency = .normal
+        public var expireTimeout = -1
+    }
+
+    public enum Security: String, Sendable, CaseIterable { case starttls, tls, none }
+
+    /// Where a secret comes from; the value itself is never stored in the config model.
+    public enum SecretSource: Sendable, Equatable {
+        case environment(String)
+        case file(String)
+        case command([String])
+    }
+
+    public struct SMTP: Sendable {
+        public var host: String
+        public var port: Int
+        public var security: Security
+        public var username: String?
+        public var password: SecretSource?
+        public var from: String
+        public var to: [String]
+        public var insecure = false
+        public var caFile: String?
+    }
+
+    public enum Preset: String, Sendable, CaseIterable {
+        case generic, slack, discord, mattermost, ntfy, matrix, gotify
+    }
+
+    /// A header value: literal, or read from the environment (`{ env = "NAME" }`).
+    public enum HeaderValue: Sendable, Equatable {
+        case literal(String)
+        case environment(String)
+    }
+
+    public struct Webhook: Sendable {
+        public enum Target: Sendable, Equatable {
+            case url(String)
+            case environment(String)
+        }
+        public var target: Target
+        public var preset: Preset = .generic
+        /// Sorted by header name.
+        public var headers: [(name: String, value: HeaderValue)] = []
+        public var body: String?
+        public var contentType: String?
+        public var method = "POST"
+        public var insecure = false
+    }
+
+    public struct Exec: Sendable {
+        public var command: [String]
+        /// Sorted by variable name.
+        public var environment: [(name: String, value: String)] = []
+    }
+}
+
+/// A configuration problem: what, and where (file, line and column when known, key path).
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var column: Int?
+    public var keyPath: String?
+    public var message: String
+
+    public init(file: String, line: Int? = nil, column: Int? = nil, keyPath: String? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.keyPath = keyPath
+        self.message = message
+    }
+
+    public var description: String {
+        var place = file
+        if let line { place += ":\(line)" + (column.map { ":\($0)" } ?? "") }
+        return place + ": " + (keyPath.map { $0 + ": " } ?? "") + message
+    }
+}

@@ -1,0 +1,422 @@
+import Foundation
+import TOMLKit
+
+extension BuzzConfig {
+    /// Parses and validates a TOML configuration.
+    ///
+    /// Syntax errors carry `file:line:col`; schema errors carry the key path and,
+    /// where the key can be found in the text, its line. Unknown keys, wrong
+    /// types, bad times, zones and durations are all errors.
+    public init(toml text: String, file: String, environment: [String: String],
+                systemTimeZone: TimeZone) throws(ConfigError) {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError(file: file, line: error.source.begin.line, column: error.source.begin.column,
+                              message: error.description)
+        } catch {
+            throw ConfigError(file: file, message: "cannot parse: \(error)")
+        }
+        let locator = KeyLocator(text: text)
+        do {
+            try self.init(root: TableReader(root, path: []), environment: environment, systemTimeZone: systemTimeZone)
+        } catch let problem as SchemaProblem {
+            let place = locator.position(of: problem.path)
+            throw ConfigError(file: file, line: place?.line, column: place?.column,
+                              keyPath: problem.path.joined(separator: "."), message: problem.message)
+        } catch {
+            throw ConfigError(file: file, message: "\(error)")
+        }
+    }
+
+    private init(root: TableReader, environment: [String: String], systemTimeZone: TimeZone) throws {
+        self.init(defaultsFor: environment, systemTimeZone: systemTimeZone)
+
+        if let general = try root.table("general") {
+            if let zone = try general.string("timezone") {
+                guard let tz = TimeZone(identifier: zone) else {
+                    throw general.problem("timezone", "\"\(zone)\" is not an IANA time zone (e.g. \"Europe/Berlin\")")
+                }
+                self.general.timeZone = tz
+            }
+            if let locale = try general.string("locale") {
+                guard let tag = ValueFormats.bcp47(fromPOSIX: locale) else {
+                    throw general.problem("locale", "\"\(locale)\" is not a language tag (e.g. \"de-AT\")")
+                }
+                self.general.locale = tag
+            }
+            try general.finish()
+        }
+
+        if let contacts = try root.table("contacts") {
+            if let value = try contacts.bool("include_by_default") { self.contacts.includeByDefault = value }
+            try contacts.finish()
+        }
+
+        if let reminders = try root.table("reminders") {
+            if let offsets = try reminders.offsets("offsets") { self.reminders.offsets = offsets }
+            if let time = try reminders.string("time") {
+                guard let minutes = ValueFormats.timeOfDay(time) else {
+                    throw reminders.problem("time", "\"\(time)\" is not a time of day (HH:MM, 24-hour)")
+                }
+                self.reminders.time = minutes
+            }
+            self.reminders.channels = try reminders.stringArray("channels")
+            if let feb29 = try reminders.choice("feb29", Feb29Policy.self) { self.reminders.feb29 = feb29 }
+            if let max = try reminders.int("max_pending") {
+                guard (1...100_000).contains(max) else {
+                    throw reminders.problem("max_pending", "must be between 1 and 100000, not \(max)")
+                }
+                self.reminders.maxPending = max
+            }
+            if let catchUp = try reminders.duration("catch_up") { self.reminders.catchUp = catchUp }
+            try reminders.finish()
+        }
+
+        if let groups = try root.table("groups") {
+            for name in groups.keys.sorted() {
+                guard let group = try groups.table(name) else { continue }
+                var parsed = Group(name: name)
+                parsed.offsets = try group.offsets("offsets")
+                parsed.channels = try group.stringArray("channels")
+                try group.finish()
+                self.groups.append(parsed)
+            }
+            try groups.finish()
+        }
+
+        if let delivery = try root.table("delivery") {
+            if let attempts = try delivery.int("max_attempts") {
+                guard (1...100).contains(attempts) else {
+                    throw delivery.problem("max_attempts", "must be between 1 and 100, not \(attempts)")
+                }
+                self.delivery.maxAttempts = attempts
+            }
+            if let backoff = try delivery.duration("max_backoff") { self.delivery.maxBackoff = backoff }
+            if let wait = try delivery.duration("lock_wait") { self.delivery.lockWait = wait }
+            try delivery.finish()
+        }
+
+        if let ask = try root.table("ask") {
+            if let order = try ask.stringArray("order") {
+                var routes: [AskRoute] = []
+                for entry in order {
+                    guard let route = AskRoute(rawValue: entry) else {
+                        throw ask.problem("order", "\"\(entry)\" is not a route (sms, email or share)")
+                    }
+                    if !routes.contains(route) { routes.append(route) }
+                }
+                self.ask.order = routes
+            }
+            self.ask.sms = try ask.string("sms")
+            self.ask.email = try ask.string("email")
+            if let mode = try ask.choice("email_mode", EmailMode.self) { self.ask.emailMode = mode }
+            if let days = try ask.int("cooldown_days") {
+                guard days >= 0 else { throw ask.problem("cooldown_days", "must not be negative") }
+                self.ask.cooldownDays = days
+            }
+            self.ask.senderName = try ask.string("sender_name")
+            try ask.finish()
+        }
+
+        if let channels = try root.table("channels") {
+            for name in channels.keys.sorted() {
+                guard let table = try channels.table(name) else { continue }
+                self.channels.append(try ChannelConfig(name: name, table: table))
+            }
+            try channels.finish()
+        }
+        try root.finish()
+        try checkReferences()
+    }
+
+    /// Every channel a route names must exist (the embedded `console` and `desktop` always do).
+    private func checkReferences() throws {
+        let known = Set(channels.map(\.name)).union(BuzzConfig.builtInChannelNames)
+        func check(_ names: [String]?, _ path: [String]) throws {
+            for name in names ?? [] where !known.contains(name) {
+                throw SchemaProblem(path: path, message: "no channel named \"\(name)\" (define [channels.\(name)])")
+            }
+        }
+        try check(reminders.channels, ["reminders", "channels"])
+        for group in groups { try check(group.channels, ["groups", group.name, "channels"]) }
+        try check(ask.sms.map { [$0] }, ["ask", "sms"])
+        try check(ask.email.map { [$0] }, ["ask", "email"])
+        if let email = ask.email, let channel = channel(named: email),
+           !["smtp", "exec"].contains(channel.typeName) {
+            throw SchemaProblem(path: ["ask", "email"],
+                                message: "channel \"\(email)\" is a \(channel.typeName) channel; email asks need smtp or exec")
+        }
+    }
+
+    /// Channels that exist without a `[channels.NAME]` table: `console` and `desktop` (dbus).
+    public static let builtInChannelNames: Set<String> = ["console", "desktop"]
+}
+
+extension ChannelConfig {
+    init(name: String, table: TableReader) throws {
+        self.name = name
+        guard let type = try table.string("type") else {
+            throw table.problem("type", "missing (one of: \(ChannelConfig.typeNames.joined(separator: ", ")))")
+        }
+        if let timeout = try table.duration("timeout") {
+            guard timeout > 0 else { throw table.problem("timeout", "must be more than 0s") }
+            self.timeout = Double(timeout)
+        }
+        switch type {
+        case "console":
+            kind = .console
+        case "dbus":
+            var options = DBus()
+            if let urgency = try table.choice("urgency", Urgency.self) { options.urgency = urgency }
+            if let expire = try table.int("expire_timeout") {
+                guard expire >= -1 else { throw table.problem("expire_timeout", "must be -1 (server default), 0 (never) or milliseconds") }
+                options.expireTimeout = expire
+            }
+            kind = .dbus(options)
+        case "smtp":
+            kind = .smtp(try ChannelConfig.smtp(table))
+        case "webhook":
+            kind = .webhook(try ChannelConfig.webhook(table))
+        case "exec":
+            guard let command = try table.stringArray("command"), let program = command.first, !program.isEmpty else {
+                throw table.problem("command", "missing: an argv array such as [\"/usr/local/bin/notify\", \"--quiet\"]")
+            }
+            var options = Exec(command: command)
+            if let env = try table.table("env") {
+                for key in env.keys.sorted() {
+                    guard let value = try env.string(key) else { continue }
+                    options.environment.append((key, value))
+                }
+                try env.finish()
+            }
+            kind = .exec(options)
+        default:
+            throw table.problem("type", "unknown channel type \"\(type)\" (one of: \(ChannelConfig.typeNames.joined(separator: ", ")))")
+        }
+        try table.finish()
+    }
+
+    static let typeNames = ["dbus", "smtp", "webhook", "exec", "console"]
+
+    private static func smtp(_ table: TableReader) throws -> SMTP {
+        guard let host = try table.string("host"), !host.isEmpty else { throw table.problem("host", "missing") }
+        let security = try table.choice("security", Security.self) ?? .starttls
+        let defaultPort: Int
+        switch security {
+        case .starttls: defaultPort = 587
+        case .tls: defaultPort = 465
+        case .none: defaultPort = 25
+        }
+        let port = try table.int("port") ?? defaultPort
+        guard (1...65_535).contains(port) else { throw table.problem("port", "\(port) is not a TCP port") }
+        guard let from = try table.string("from"), !from.isEmpty else {
+            throw table.problem("from", "missing: the sender address, e.g. \"Buzz <me@example.org>\"")
+        }
+        let to: [String]
+        if let single = try? table.string("to") {
+            to = [single]
+        } else {
+            to = try table.stringArray("to") ?? []
+        }
+        var sources: [SecretSource] = []
+        if let env = try table.string("password_env") { sources.append(.environment(env)) }
+        if let file = try table.string("password_file") { sources.append(.file(file)) }
+        if let command = try table.stringArray("password_command") {
+            guard !command.isEmpty else { throw table.problem("password_command", "must name a program") }
+            sources.append(.command(command))
+        }
+        guard sources.count <= 1 else {
+            throw table.problem("password_env", "give only one of password_env, password_file, password_command")
+        }
+        if let inline = try? table.string("password") {
+            _ = inline
+            throw table.problem("password", "inline passwords are not read; use password_env, password_file or password_command")
+        }
+        return SMTP(host: host, port: port, security: security, username: try table.string("username"),
+                    password: sources.first, from: from, to: to,
+                    insecure: try table.bool("insecure") ?? false, caFile: try table.string("ca_file"))
+    }
+
+    private static func webhook(_ table: TableReader) throws -> Webhook {
+        let target: Webhook.Target
+        switch (try table.string("url"), try table.string("url_env")) {
+        case (let url?, nil):
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw table.problem("url", "must start with https:// or http://")
+            }
+            target = .url(url)
+        case (nil, let env?): target = .environment(env)
+        case (nil, nil): throw table.problem("url", "missing: give url or url_env")
+        case (_?, _?): throw table.problem("url_env", "give url or url_env, not both")
+        }
+        var options = Webhook(target: target)
+        if let preset = try table.choice("preset", Preset.self) { options.preset = preset }
+        if let headers = try table.table("headers") {
+            for key in headers.keys.sorted() {
+                if let literal = try? headers.string(key) {
+                    options.headers.append((key, .literal(literal)))
+                } else if let envTable = try headers.table(key) {
+                    guard let env = try envTable.string("env") else {
+                        throw envTable.problem("env", "missing: a header value is a string or { env = \"NAME\" }")
+                    }
+                    try envTable.finish()
+                    options.headers.append((key, .environment(env)))
+                }
+            }
+            try headers.finish()
+        }
+        options.body = try table.string("body")
+        options.contentType = try table.string("content_type")
+        if options.body != nil, options.contentType == nil {
+            throw table.problem("content_type", "missing: a custom body needs its content type (e.g. \"application/json\")")
+        }
+        if let method = try table.string("method") {
+            let upper = method.uppercased()
+            guard ["POST", "PUT", "PATCH"].contains(upper) else {
+                throw table.problem("method", "\"\(method)\" is not POST, PUT or PATCH")
+            }
+            options.method = upper
+        }
+        options.insecure = try table.bool("insecure") ?? false
+        return options
+    }
+}
+
+/// A schema problem at a key path; turned into a `ConfigError` with a position.
+struct SchemaProblem: Error {
+    var path: [String]
+    var message: String
+}
+
+/// Reads one TOML table, remembering which keys were used so the rest can be
+/// reported as unknown.
+final class TableReader {
+    let table: TOMLTable
+    let path: [String]
+    private var used: Set<String> = []
+
+    init(_ table: TOMLTable, path: [String]) {
+        self.table = table
+        self.path = path
+    }
+
+    var keys: [String] { table.keys }
+
+    func problem(_ key: String, _ message: String) -> SchemaProblem {
+        SchemaProblem(path: path + [key], message: message)
+    }
+
+    private func value(_ key: String) -> (any TOMLValueConvertible)? {
+        used.insert(key)
+        return table[key]
+    }
+
+    private func wrongType(_ key: String, _ expected: String, _ value: any TOMLValueConvertible) -> SchemaProblem {
+        problem(key, "expected \(expected), found \(value.type)")
+    }
+
+    func table(_ key: String) throws -> TableReader? {
+        guard let value = value(key) else { return nil }
+        guard let table = value.table else { throw wrongType(key, "a table", value) }
+        return TableReader(table, path: path + [key])
+    }
+
+    func string(_ key: String) throws -> String? {
+        guard let value = value(key) else { return nil }
+        guard let string = value.string else { throw wrongType(key, "a string", value) }
+        return string
+    }
+
+    func int(_ key: String) throws -> Int? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.int else { throw wrongType(key, "an integer", value) }
+        return int
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let bool = value.bool else { throw wrongType(key, "true or false", value) }
+        return bool
+    }
+
+    func stringArray(_ key: String) throws -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard let array = value.array else { throw wrongType(key, "an array of strings", value) }
+        return try array.map { element in
+            guard let string = element.string else { throw wrongType(key, "an array of strings", element) }
+            return string
+        }
+    }
+
+    /// Reminder offsets: days before, 0…365, no duplicates.
+    func offsets(_ key: String) throws -> [Int]? {
+        guard let value = value(key) else { return nil }
+        guard let array = value.array else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", value) }
+        var offsets: [Int] = []
+        for element in array {
+            guard let day = element.int else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", element) }
+            guard (0...365).contains(day) else { throw problem(key, "\(day) is not between 0 and 365 days") }
+            if !offsets.contains(day) { offsets.append(day) }
+        }
+        return offsets.sorted()
+    }
+
+    func duration(_ key: String) throws -> Int? {
+        guard let text = try string(key) else { return nil }
+        guard let seconds = ValueFormats.duration(text) else {
+            throw problem(key, "\"\(text)\" is not a duration (e.g. \"30s\", \"12h\", \"1h30m\", \"2d\")")
+        }
+        return seconds
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws -> T? where T.RawValue == String {
+        guard let text = try string(key) else { return nil }
+        guard let choice = T(rawValue: text) else {
+            let options = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw problem(key, "\"\(text)\" is not one of \(options)")
+        }
+        return choice
+    }
+
+    /// Throws for the first key that was never read.
+    func finish() throws {
+        for key in table.keys.sorted() where !used.contains(key) {
+            throw problem(key, "unknown key")
+        }
+    }
+}
+
+/// Finds the line of a key path in TOML text (best effort: `[table]` headers,
+/// dotted headers and `key =` lines), so schema errors can say `file:line:col`.
+struct KeyLocator {
+    let lines: [Substring]
+
+    init(text: String) {
+        lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    }
+
+    func position(of path: [String]) -> (line: Int, column: Int)? {
+        guard let key = path.last else { return nil }
+        let tablePath = path.dropLast()
+        var current: [String] = []
+        var headerLine: (Int, Int)?
+        for (index, raw) in lines.enumerated() {
+            let line = raw.drop(while: { $0 == " " || $0 == "\t" })
+            let column = raw.count - line.count + 1
+            if line.hasPrefix("[") {
+                let inner = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t\r"))
+                current = inner.split(separator: ".").map {
+                    $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"' "))
+                }
+                if current == path { headerLine = (index + 1, column) }
+                continue
+            }
+            guard current == Array(tablePath) else { continue }
+            let name = line.prefix(while: { $0 != "=" }).trimmingCharacters(in: CharacterSet(charactersIn: "\"' \t"))
+            if name == key, line.contains("=") { return (index + 1, column) }
+        }
+        return headerLine
+    }
+}

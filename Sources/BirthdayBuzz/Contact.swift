@@ -1,0 +1,101 @@
+/// A phone number from a contact card.
+public struct Phone: Hashable, Sendable {
+    public enum Kind: String, Sendable { case cell, home, work, other }
+    public var number: String
+    public var kind: Kind
+    public var preferred: Bool
+
+    public init(number: String, kind: Kind = .other, preferred: Bool = false) {
+        self.number = number
+        self.kind = kind
+        self.preferred = preferred
+    }
+}
+
+/// An email address from a contact card.
+public struct Email: Hashable, Sendable {
+    public var address: String
+    public var preferred: Bool
+
+    public init(address: String, preferred: Bool = false) {
+        self.address = address
+        self.preferred = preferred
+    }
+}
+
+/// What a contact card says, as imported: everything BirthdayBuzz keeps from it.
+public struct ContactCard: Hashable, Sendable {
+    /// The card's UID, or the derived `h-…` id when it has none (DESIGN §3).
+    public var id: String
+    /// Whether `id` came from the card's UID (false: derived from name and address).
+    public var hasUID: Bool
+    /// FN, else N, else "Unknown Contact <id suffix>"; never holds control characters.
+    public var name: String
+    /// Given name from N, else the first word of the display name.
+    public var firstName: String
+    public var birthday: Birthday?
+    /// A BDAY given as text (`VALUE=text`), kept as a note.
+    public var birthdayText: String?
+    public var anniversary: Birthday?
+    public var phones: [Phone]
+    public var emails: [Email]
+    public var categories: [String]
+    /// BCP 47 language tag from LANG, if any.
+    public var language: String?
+
+    public init(id: String, hasUID: Bool = true, name: String, firstName: String? = nil,
+                birthday: Birthday? = nil, birthdayText: String? = nil, anniversary: Birthday? = nil,
+                phones: [Phone] = [], emails: [Email] = [], categories: [String] = [], language: String? = nil) {
+        self.id = id
+        self.hasUID = hasUID
+        self.name = name
+        self.firstName = firstName ?? name.split(separator: " ").first.map(String.init) ?? name
+        self.birthday = birthday
+        self.birthdayText = birthdayText
+        self.anniversary = anniversary
+        self.phones = phones
+        self.emails = emails
+        self.categories = categories
+        self.language = language
+    }
+}
+
+/// Whether the user wants reminders for a contact.
+public enum Decision: Int, Sendable {
+    case skip = 0
+    case include = 1
+}
+
+/// A contact as the store holds it: the card plus the user's own decisions.
+public struct Contact: Hashable, Sendable {
+    public var card: ContactCard
+    /// nil = undecided.
+    public var decision: Decision?
+    /// A birthday entered by hand; wins over the card's.
+    public var manualBirthday: Birthday?
+    /// Where the card came from (file or directory path).
+    public var source: String
+    /// When the contact was last included, as seconds since 1970 (nil if never).
+    public var includedAt: Int64?
+    /// Ask history (DESIGN §6).
+    public var lastRequestDate: String?
+    public var requestChannel: String?
+
+    public init(card: ContactCard, decision: Decision? = nil, manualBirthday: Birthday? = nil,
+                source: String = "", includedAt: Int64? = nil,
+                lastRequestDate: String? = nil, requestChannel: String? = nil) {
+        self.card = card
+        self.decision = decision
+        self.manualBirthday = manualBirthday
+        self.source = source
+        self.includedAt = includedAt
+        self.lastRequestDate = lastRequestDate
+        self.requestChannel = requestChannel
+    }
+
+    public var id: String { card.id }
+    public var name: String { card.name }
+    /// The birthday that counts: the hand-entered one, else the card's.
+    public var birthday: Birthday? { manualBirthday ?? card.birthday }
+    public var isIncluded: Bool { decision == .include }
+}

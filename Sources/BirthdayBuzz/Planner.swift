@@ -1,0 +1,155 @@
+/// A reminder that will fire: one offset of one birthday occurrence of one contact.
+public struct PlannedEvent: Hashable, Sendable {
+    /// `<contact-id>/<offset>/<occurrence-date>`, the contact id percent-encoded for `/` and `%`.
+    public var id: String
+    public var contactID: String
+    public var name: String
+    public var occurrence: LocalDate
+    public var offsetDays: Int
+    /// Seconds since 1970 UTC.
+    public var fireAt: Int64
+    public var age: Int?
+    public var channels: [String]
+
+    /// The deterministic event id (DESIGN §2).
+    public static func id(contactID: String, offset: Int, occurrence: LocalDate) -> String {
+        encodeContactID(contactID) + "/\(offset)/" + occurrence.description
+    }
+
+    /// Percent-encodes `%` and `/` so the id splits unambiguously on `/`.
+    public static func encodeContactID(_ id: String) -> String {
+        guard id.utf8.contains(where: { $0 == 0x2F || $0 == 0x25 }) else { return id }
+        var out = ""
+        for character in id {
+            switch character {
+            case "%": out += "%25"
+            case "/": out += "%2F"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
+
+/// Works out reminder events from contacts and configuration. A pure function
+/// of (contacts, config, now, time zone): it never reads a clock.
+public struct Planner: Sendable {
+    public var offsets: [Int]
+    public var secondsAfterMidnight: Int
+    public var feb29: Feb29Policy
+    public var defaultChannels: [String]
+    public var groups: [BuzzConfig.Group]
+    public let clock: WallClock
+
+    /// - Parameter defaultChannels: the route for contacts no group overrides
+    ///   (`reminders.channels`, or the embedded default the caller resolved).
+    public init(config: BuzzConfig, defaultChannels: [String]) {
+        offsets = config.reminders.offsets
+        secondsAfterMidnight = config.reminders.time * 60
+        feb29 = config.reminders.feb29
+        self.defaultChannels = defaultChannels
+        groups = config.groups
+        clock = WallClock(timeZone: config.general.timeZone)
+    }
+
+    /// What a contact's reminders use: offsets and channels, from its group if any.
+    public func route(for categories: [String]) -> (offsets: [Int], channels: [String]) {
+        guard !groups.isEmpty, !categories.isEmpty else { return (offsets, defaultChannels) }
+        let lowered = Set(categories.map { $0.lowercased() })
+        guard let group = groups.first(where: { lowered.contains($0.name.lowercased()) }) else {
+            return (offsets, defaultChannels)
+        }
+        return (group.offsets ?? offsets, group.channels ?? defaultChannels)
+    }
+
+    /// The look-ahead: events firing after `now`, nearest first (ties by id), at
+    /// most `limit`; with `until`, only those firing at or before it.
+    ///
+    /// Only included contacts with a birthday take part.
+    public func upcoming(_ contacts: [Contact], now: Int64, until: Int64? = nil, limit: Int) -> [PlannedEvent] {
+        guard limit > 0 else { return [] }
+        let today = clock.localDate(at: now)
+        // Compact candidates first; ids and names are built only for the winners.
+        struct Candidate { var fireAt: Int64; var index: Int32; var offset: Int16; var occurrence: LocalDate; var age: Int? }
+        var candidates: [Candidate] = []
+        candidates.reserveCapacity(contacts.count * offsets.count)
+        var fireCache: [Int: Int64] = [:]
+        func fireTime(_ day: LocalDate) -> Int64 {
+            let key = day.daysSinceEpoch
+            if let cached = fireCache[key] { return cached }
+            let value = clock.instant(of: day, secondsAfterMidnight: secondsAfterMidnight)
+            fireCache[key] = value
+            return value
+        }
+        for (index, contact) in contacts.enumerated() {
+            guard contact.isIncluded, let birthday = contact.birthday else { continue }
+            for offset in route(for: contact.card.categories).offsets {
+                var occurrence = birthday.nextOccurrence(onOrAfter: today.adding(days: offset), feb29: feb29)
+                var fire = fireTime(occurrence.date.adding(days: -offset))
+                if fire <= now {
+                    occurrence = birthday.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+                    fire = fireTime(occurrence.date.adding(days: -offset))
+                }
+                if let until, fire > until { continue }
+                candidates.append(Candidate(fireAt: fire, index: Int32(index), offset: Int16(offset),
+                                            occurrence: occurrence.date, age: occurrence.age))
+            }
+        }
+        // Order by fire time; ties are broken by contact id and offset so the
+        // result is deterministic. Only the slice that can make the cut (up to
+        // the limit, plus ties at its edge) pays for the string comparisons.
+        candidates.sort { $0.fireAt < $1.fireAt }
+        var end = min(limit, candidates.count)
+        if end > 0 {
+            let edge = candidates[end - 1].fireAt
+            while end < candidates.count, candidates[end].fireAt == edge { end += 1 }
+        }
+        let ordered = candidates[..<end].sorted { a, b in
+            if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
+            let ida = contacts[Int(a.index)].id, idb = contacts[Int(b.index)].id
+            if ida != idb { return ida < idb }
+            return a.offset < b.offset
+        }
+        return ordered.prefix(limit).map { candidate in
+            let contact = contacts[Int(candidate.index)]
+            let offset = Int(candidate.offset)
+            return PlannedEvent(
+                id: PlannedEvent.id(contactID: contact.id, offset: offset, occurrence: candidate.occurrence),
+                contactID: contact.id, name: contact.name, occurrence: candidate.occurrence,
+                offsetDays: offset, fireAt: candidate.fireAt, age: candidate.age,
+                channels: route(for: contact.card.categories).channels)
+        }
+    }
+
+    /// Every event whose fire time lies in `(after, upTo]`, with no ceiling: what a
+    /// dispatch pass considers (DESIGN §2). Includes contacts not included, so the
+    /// dispatcher can record them `skipped`; `isIncluded` tells them apart.
+    public func due(_ contacts: [Contact], after: Int64, upTo: Int64) -> [(event: PlannedEvent, contact: Contact)] {
+        guard upTo > after else { return [] }
+        // Occurrence dates whose fire time could land in the window.
+        let firstDay = clock.localDate(at: after).adding(days: -1)
+        let lastDay = clock.localDate(at: upTo).adding(days: 1)
+        var result: [(PlannedEvent, Contact)] = []
+        for contact in contacts {
+            guard contact.isIncluded, let birthday = contact.birthday else { continue }
+            let route = route(for: contact.card.categories)
+            for offset in route.offsets {
+                var start = firstDay.adding(days: offset)
+                while true {
+                    let occurrence = birthday.nextOccurrence(onOrAfter: start, feb29: feb29)
+                    let fireDay = occurrence.date.adding(days: -offset)
+                    if fireDay > lastDay { break }
+                    let fire = clock.instant(of: fireDay, secondsAfterMidnight: secondsAfterMidnight)
+                    if fire > after, fire <= upTo {
+                        result.append((PlannedEvent(
+                            id: PlannedEvent.id(contactID: contact.id, offset: offset, occurrence: occurrence.date),
+                            contactID: contact.id, name: contact.name, occurrence: occurrence.date,
+                            offsetDays: offset, fireAt: fire, age: occurrence.age, channels: route.channels), contact))
+                    }
+                    start = occurrence.date.adding(days: 1)
+                }
+            }
+        }
+        return result.sorted { $0.0.fireAt != $1.0.fireAt ? $0.0.fireAt < $1.0.fireAt : $0.0.id < $1.0.id }
+    }
+}

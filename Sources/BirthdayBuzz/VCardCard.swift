@@ -1,0 +1,277 @@
+import Foundation
+
+/// Collects the properties of one card and turns them into a `ContactCard`.
+struct CardBuilder {
+    let number: Int
+    var size = 0
+    /// Set when the card must be skipped (too large, a line too long).
+    var problem: String?
+    var uid: String?
+    private var fn: String?
+    private var n: [String]?
+    private var bday: RawProperty?
+    private var altBday: RawProperty?
+    private var anniversary: RawProperty?
+    private var phones: [Phone] = []
+    private var emails: [Email] = []
+    private var categories: [String] = []
+    private var language: (value: String, pref: Int)?
+
+    init(number: Int) {
+        self.number = number
+    }
+
+    mutating func add(_ name: PropertyName, _ property: RawProperty) {
+        switch name {
+        case .uid:
+            let value = VCardText.decode(property).trimmingWhitespace()
+            if !value.isEmpty, uid == nil { uid = VCardText.singleLine(value) }
+        case .fn:
+            if fn == nil { fn = VCardText.singleLine(VCardText.decode(property)) }
+        case .n:
+            if n == nil { n = VCardText.components(property, separator: 0x3B).map(VCardText.singleLine) }
+        case .bday:
+            if bday == nil { bday = property }
+        case .altBday:
+            if altBday == nil { altBday = property }
+        case .anniversary:
+            if anniversary == nil { anniversary = property }
+        case .tel:
+            var number = VCardText.singleLine(VCardText.decode(property))
+            if number.lowercased().hasPrefix("tel:") { number = String(number.dropFirst(4)) }
+            guard !number.isEmpty else { return }
+            let types = property.types
+            let kind: Phone.Kind
+            if types.contains("CELL") || types.contains("MOBILE") || types.contains("IPHONE") { kind = .cell }
+            else if types.contains("HOME") { kind = .home }
+            else if types.contains("WORK") { kind = .work }
+            else { kind = .other }
+            phones.append(Phone(number: number, kind: kind, preferred: property.isPreferred))
+        case .email:
+            var address = VCardText.singleLine(VCardText.decode(property))
+            if address.lowercased().hasPrefix("mailto:") { address = String(address.dropFirst(7)) }
+            guard !address.isEmpty else { return }
+            emails.append(Email(address: address, preferred: property.isPreferred))
+        case .categories:
+            for category in VCardText.components(property, separator: 0x2C) {
+                let clean = VCardText.singleLine(category)
+                if !clean.isEmpty, !categories.contains(clean) { categories.append(clean) }
+            }
+        case .lang:
+            let value = VCardText.singleLine(VCardText.decode(property))
+            guard !value.isEmpty else { return }
+            let pref = property.parameter("PREF").flatMap { Int($0) } ?? (property.isPreferred ? 1 : 101)
+            if language == nil || pref < language!.pref { language = (value, pref) }
+        default:
+            break
+        }
+    }
+
+    /// The finished card, or the reason it is skipped.
+    func build() -> ImportEntry {
+        if let problem {
+            return .skipped(CardProblem(cardNumber: number, uid: uid, message: problem))
+        }
+        var problems: [CardProblem] = []
+        let formatted = fn ?? ""
+        let fromN = n.map { parts -> String in
+            // N: family; given; additional; prefixes; suffixes → "prefix given additional family suffix"
+            let order = [3, 1, 2, 0, 4]
+            return order.compactMap { parts.indices.contains($0) ? parts[$0] : nil }
+                .filter { !$0.isEmpty }.joined(separator: " ")
+        } ?? ""
+        var name = formatted.isEmpty ? fromN : formatted
+        let given = n.flatMap { $0.count > 1 ? $0[1] : nil }.flatMap { $0.isEmpty ? nil : $0 }
+
+        let id: String
+        if let uid {
+            id = uid
+        } else {
+            id = ContactIdentity.derivedID(name: name, firstEmail: emails.first?.address, firstPhone: phones.first?.number)
+        }
+        if name.isEmpty { name = ContactIdentity.unknownName(id: id) }
+
+        var birthday: Birthday?
+        var birthdayText: String?
+        if let bday {
+            switch CardBuilder.readDate(bday, property: "BDAY") {
+            case .empty: break
+            case .date(let date): birthday = date
+            case .text(let text): birthdayText = text
+            case .invalid(let message): problems.append(CardProblem(cardNumber: number, uid: uid, message: message))
+            }
+        }
+        if birthday == nil, let altBday, altBday.parameter("CALSCALE") != nil,
+           case .date(let date) = CardBuilder.readDate(altBday, property: "X-ALTBDAY") {
+            birthday = date
+        }
+        var anniversaryDate: Birthday?
+        if let anniversary, case .date(let date) = CardBuilder.readDate(anniversary, property: "ANNIVERSARY") {
+            anniversaryDate = date
+        }
+        let card = ContactCard(
+            id: id, hasUID: uid != nil, name: name,
+            firstName: given ?? name.split(separator: " ").first.map(String.init) ?? name,
+            birthday: birthday, birthdayText: birthdayText, anniversary: anniversaryDate,
+            phones: phones, emails: emails, categories: categories, language: language?.value)
+        return .card(card, problems: problems)
+    }
+
+    private enum DateValue {
+        case empty, date(Birthday), text(String), invalid(String)
+    }
+
+    private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
+        let value = VCardText.decode(property)
+        if property.parameter("VALUE")?.lowercased() == "text" {
+            let text = VCardText.singleLine(value)
+            return text.isEmpty ? .empty : .text(text)
+        }
+        var calendar = BirthdayCalendar.gregorian
+        if let scale = property.parameter("CALSCALE") {
+            guard let known = BirthdayCalendar(calscale: scale) else {
+                return .invalid("\(name) calendar \"\(scale)\" is not supported (gregorian, hebrew, chinese, islamic-umalqura, persian)")
+            }
+            calendar = known
+        }
+        let omit = property.parameter("X-APPLE-OMIT-YEAR").flatMap { Int($0) }
+        switch VCardDate.read(value, property: name, omitYear: omit, calendar: calendar) {
+        case .empty: return .empty
+        case .date(let date): return .date(date)
+        case .invalid(let message): return .invalid(VCardText.singleLine(message))
+        }
+    }
+}
+
+/// Decoding of vCard property values: QUOTED-PRINTABLE, CHARSET, escapes.
+enum VCardText {
+    /// The value's bytes after transfer decoding, as text in its CHARSET
+    /// (UTF-8 by default; invalid UTF-8 is read as Windows-1252).
+    static func decodedString(_ property: RawProperty) -> String {
+        var bytes = property.value
+        if property.parameter("ENCODING")?.uppercased() == "QUOTED-PRINTABLE" {
+            bytes = quotedPrintable(bytes)[...]
+        }
+        let charset = property.parameter("CHARSET")?.uppercased() ?? "UTF-8"
+        switch charset {
+        case "UTF-8", "UTF8", "US-ASCII", "ASCII":
+            if let text = String(validating: bytes, as: UTF8.self) { return text }
+            return String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
+        case "ISO-8859-1", "LATIN1", "ISO8859-1":
+            return String(data: Data(bytes), encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
+        case "WINDOWS-1252", "CP1252":
+            return String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
+        case "ISO-8859-2", "LATIN2":
+            return String(data: Data(bytes), encoding: .isoLatin2) ?? String(decoding: bytes, as: UTF8.self)
+        case "UTF-16", "UTF-16LE", "UTF-16BE":
+            return String(data: Data(bytes), encoding: .utf16) ?? String(decoding: bytes, as: UTF8.self)
+        default:
+            return String(validating: bytes, as: UTF8.self)
+                ?? String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Decoded and unescaped text value.
+    static func decode(_ property: RawProperty) -> String {
+        unescape(decodedString(property))
+    }
+
+    /// Splits a structured value on an unescaped separator (`;` for N, `,` for
+    /// CATEGORIES), then unescapes each part.
+    static func components(_ property: RawProperty, separator: UInt8) -> [String] {
+        let text = decodedString(property)
+        var parts: [String] = []
+        var current = ""
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if escaped {
+                current.unicodeScalars.append("\\")
+                current.unicodeScalars.append(scalar)
+                escaped = false
+            } else if scalar == "\\" {
+                escaped = true
+            } else if scalar.value == UInt32(separator) {
+                parts.append(unescape(current))
+                current = ""
+            } else {
+                current.unicodeScalars.append(scalar)
+            }
+        }
+        parts.append(unescape(current))
+        return parts
+    }
+
+    /// `\n` `\N` → newline; `\,` `\;` `\:` `\\` → the character.
+    static func unescape(_ text: String) -> String {
+        guard text.utf8.contains(0x5C) else { return text }
+        var out = ""
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if escaped {
+                switch scalar {
+                case "n", "N": out.unicodeScalars.append("\n")
+                default: out.unicodeScalars.append(scalar)
+                }
+                escaped = false
+            } else if scalar == "\\" {
+                escaped = true
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        if escaped { out.unicodeScalars.append("\\") }
+        return out
+    }
+
+    /// One line of text: control characters (CR, LF, TAB, …) become spaces,
+    /// runs of spaces collapse, ends are trimmed. Names and addresses are
+    /// shown and put in mail headers, so nothing may break a line.
+    static func singleLine(_ text: String) -> String {
+        var needsWork = false
+        for byte in text.utf8 where byte < 0x20 || byte == 0x7F { needsWork = true; break }
+        if !needsWork, text.first != " ", text.last != " ", !text.contains("  ") { return text }
+        var out = ""
+        var lastWasSpace = true
+        for scalar in text.unicodeScalars {
+            let isSpace = scalar.value < 0x20 || scalar.value == 0x7F || scalar == " "
+                || (scalar.value >= 0x80 && scalar.value < 0xA0) || scalar == "\u{2028}" || scalar == "\u{2029}"
+            if isSpace {
+                if !lastWasSpace { out.unicodeScalars.append(" ") }
+                lastWasSpace = true
+            } else {
+                out.unicodeScalars.append(scalar)
+                lastWasSpace = false
+            }
+        }
+        if out.last == " " { out.removeLast() }
+        return out
+    }
+
+    /// QUOTED-PRINTABLE decoding (soft breaks were joined by the reader).
+    static func quotedPrintable(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        func hex(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 0x30...0x39: return b - 0x30
+            case 0x41...0x46: return b - 0x37
+            case 0x61...0x66: return b - 0x57
+            default: return nil
+            }
+        }
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x3D, index + 2 < bytes.endIndex, let hi = hex(bytes[index + 1]), let lo = hex(bytes[index + 2]) {
+                out.append(hi << 4 | lo)
+                index += 3
+            } else if byte == 0x3D, index + 1 == bytes.endIndex {
+                index += 1  // a trailing soft break
+            } else {
+                out.append(byte)
+                index += 1
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,74 @@
+/// Reading vCard date values (BDAY, ANNIVERSARY and their vendor forms).
+public enum VCardDate {
+    /// The result of reading a date value.
+    public enum Reading: Equatable, Sendable {
+        /// No value at all: no birthday (an empty BDAY is not "today").
+        case empty
+        case date(Birthday)
+        /// Something that is not a usable date; the message says what.
+        case invalid(String)
+    }
+
+    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000.
+    static let placeholderYears: Set<Int> = [0, 1604]
+
+    /// Reads `1990-03-15`, `19900315`, `--0315`, `--03-15`, a date-time
+    /// (`1990-03-15T00:00:00Z`, `19531015T231000Z`: the literal date, no zone
+    /// conversion) and Apple's `X-APPLE-OMIT-YEAR` (`omitYear`) or 1604 year.
+    ///
+    /// - Parameter property: the property name, for messages (`BDAY`).
+    public static func read(_ raw: String, property: String = "BDAY", omitYear: Int? = nil,
+                            calendar: BirthdayCalendar = .gregorian) -> Reading {
+        let text = raw.trimmingWhitespace()
+        if text.isEmpty { return .empty }
+        var bytes = Array(text.utf8)
+        if let t = bytes.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: "t") }), t >= 4 {
+            bytes.removeSubrange(t...)
+        }
+        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+        func number(_ slice: ArraySlice<UInt8>) -> Int? {
+            guard !slice.isEmpty, slice.count <= 4, slice.allSatisfy(isDigit) else { return nil }
+            return slice.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        var year: Int?
+        var month: Int?
+        var day: Int?
+        if bytes.starts(with: [0x2D, 0x2D]) {  // --MMDD or --MM-DD
+            let rest = bytes[2...]
+            let parts = rest.split(separator: 0x2D, omittingEmptySubsequences: false)
+            if parts.count == 1, rest.count == 4 {
+                month = number(rest.prefix(2)); day = number(rest.suffix(2))
+            } else if parts.count == 2, parts[0].count == 2, parts[1].count == 2 {
+                month = number(parts[0]); day = number(parts[1])
+            } else if parts.count == 1, rest.count == 2 || (parts.count == 1 && rest.isEmpty) {
+                return .invalid("\(property) \"\(text)\" has no day")
+            }
+        } else if bytes.count == 8, bytes.allSatisfy(isDigit) {  // YYYYMMDD
+            year = number(bytes[0..<4]); month = number(bytes[4..<6]); day = number(bytes[6..<8])
+        } else {
+            let parts = bytes.split(separator: 0x2D, omittingEmptySubsequences: false)
+            if parts.count == 3, parts[0].count == 4, (1...2).contains(parts[1].count), (1...2).contains(parts[2].count) {
+                year = number(parts[0]); month = number(parts[1]); day = number(parts[2])
+            } else if parts.count == 2, parts[0].count == 4, parts[1].count == 2, number(parts[0]) != nil {
+                return .invalid("\(property) \"\(text)\" has no day")
+            }
+        }
+        guard var y = year ?? (month != nil ? -1 : nil), let m = month, let d = day else {
+            return .invalid("\(property) \"\(text)\" is not a date")
+        }
+        if y == -1 || placeholderYears.contains(y) || y == omitYear { y = -1 }
+        guard let birthday = Birthday(month: m, day: d, year: y == -1 ? nil : y, calendar: calendar) else {
+            return .invalid("\(property) \"\(text)\" is not a date")
+        }
+        return .date(birthday)
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing white space (spaces, tabs, newlines).
+    func trimmingWhitespace() -> String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }),
+              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,381 @@
+import Foundation
+
+/// A streaming vCard 2.1 / 3.0 / 4.0 reader.
+///
+/// Feed it bytes in chunks of any size; it emits one `ImportEntry` per card as
+/// soon as the card ends, so a 100k-card file is never held in memory. Values
+/// of PHOTO, LOGO, SOUND and KEY are dropped while streaming. Handles folded
+/// lines, CRLF or LF, a UTF-8 BOM, QUOTED-PRINTABLE soft breaks and CHARSET
+/// (2.1), lowercase names, group prefixes (`item1.TEL`) and escaped values.
+///
+/// A truncated card (a BEGIN:VCARD before its END:VCARD, or the end of input)
+/// is reported and does not swallow the next one.
+public struct VCardReader {
+    /// Longest logical line kept (dropped properties do not count).
+    public var maxLineBytes: Int
+    /// Largest card, counting only what is kept.
+    public var maxCardBytes: Int
+
+    private var partial: [UInt8] = []
+    private var atStart = true
+    private var logical = LogicalLine()
+    private var card: CardBuilder?
+    private var cardNumber = 0
+    private var nestedDepth = 0
+    private var lastPropertyWasEmptyAgent = false
+
+    public init(maxLineBytes: Int = 1 << 20, maxCardBytes: Int = 4 << 20) {
+        self.maxLineBytes = maxLineBytes
+        self.maxCardBytes = maxCardBytes
+    }
+
+    /// Reads a whole buffer (convenience for tests and small inputs).
+    public static func read(_ text: String, _ body: (ImportEntry) -> Void) {
+        var reader = VCardReader()
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }
+        reader.finish(body)
+    }
+
+    /// Feeds the next chunk of input.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ emit: (ImportEntry) -> Void) {
+        guard var base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var remaining = chunk.count
+        if atStart {
+            // Skip a UTF-8 BOM, possibly split across the first chunks.
+            while remaining > 0, partial.count < 3, [0xEF, 0xBB, 0xBF][partial.count] == base[0] {
+                partial.append(base[0]); base += 1; remaining -= 1
+            }
+            if partial.count == 3 || remaining > 0 {
+                if partial.count != 3 { /* not a BOM: keep those bytes as data */ } else { partial.removeAll() }
+                atStart = false
+            } else { return }
+        }
+        while remaining > 0 {
+            let buffer = UnsafeBufferPointer(start: base, count: remaining)
+            guard let newline = buffer.firstIndex(of: 0x0A) else {
+                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: buffer) }
+                return
+            }
+            if partial.isEmpty {
+                physicalLine(UnsafeBufferPointer(rebasing: buffer[..<newline]), emit)
+            } else {
+                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: buffer[..<newline]) }
+                let line = partial
+                partial.removeAll(keepingCapacity: true)
+                line.withUnsafeBufferPointer { physicalLine($0, emit) }
+            }
+            base += newline + 1
+            remaining -= newline + 1
+        }
+    }
+
+    /// Ends the input: flushes the last line and reports a card left open.
+    public mutating func finish(_ emit: (ImportEntry) -> Void) {
+        if !partial.isEmpty {
+            let line = partial
+            partial.removeAll()
+            line.withUnsafeBufferPointer { physicalLine($0, emit) }
+        }
+        completeLogicalLine(emit)
+        if let open = card {
+            emit(.skipped(CardProblem(cardNumber: open.number, uid: open.uid,
+                                      message: "truncated: the input ends before END:VCARD")))
+            card = nil
+        }
+    }
+
+    // MARK: - Lines
+
+    /// One line between LF bytes, its trailing CR removed here.
+    private mutating func physicalLine(_ raw: UnsafeBufferPointer<UInt8>, _ emit: (ImportEntry) -> Void) {
+        var line = raw
+        if let last = line.last, last == 0x0D { line = UnsafeBufferPointer(rebasing: line.dropLast()) }
+        if line.count > maxLineBytes, !logical.dropped {
+            if card != nil, card!.problem == nil { card!.problem = "a line is longer than \(maxLineBytes) bytes" }
+        }
+        if logical.active {
+            if let first = line.first, first == 0x20 || first == 0x09 {  // folded continuation
+                logical.appendContinuation(UnsafeBufferPointer(rebasing: line.dropFirst()), limit: maxLineBytes)
+                return
+            }
+            if logical.quotedPrintable, logical.endsWithSoftBreak {  // 2.1 QP soft break
+                logical.removeSoftBreak()
+                logical.appendContinuation(line, limit: maxLineBytes)
+                return
+            }
+            if logical.base64Block {  // 2.1 base64: unindented lines until a blank one
+                if line.isEmpty { logical.base64Block = false; return }
+                if !line.contains(0x3A) { return }
+            }
+        }
+        completeLogicalLine(emit)
+        if line.isEmpty { return }
+        logical.start(line, interesting: card != nil || startsBegin(line))
+    }
+
+    private func startsBegin(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        line.count >= 5 && PropertyName.matches(line, PropertyName.beginBytes)
+    }
+
+    private mutating func completeLogicalLine(_ emit: (ImportEntry) -> Void) {
+        guard logical.active else { return }
+        defer { logical.reset() }
+        let name = logical.name
+        if nestedDepth > 0 {  // inside an embedded (AGENT) vCard: track depth only
+            if name == .begin, logical.valueIs("VCARD") { nestedDepth += 1 }
+            if name == .end, logical.valueIs("VCARD") { nestedDepth -= 1 }
+            return
+        }
+        switch name {
+        case .begin where logical.valueIs("VCARD"):
+            if card != nil {
+                if lastPropertyWasEmptyAgent {
+                    nestedDepth = 1
+                    lastPropertyWasEmptyAgent = false
+                    return
+                }
+                let open = card!
+                emit(.skipped(CardProblem(cardNumber: open.number, uid: open.uid,
+                                          message: "truncated: BEGIN:VCARD before this card's END:VCARD")))
+            }
+            cardNumber += 1
+            card = CardBuilder(number: cardNumber)
+        case .end where logical.valueIs("VCARD"):
+            if let done = card {
+                emit(done.build())
+                card = nil
+            }
+        default:
+            guard card != nil else { return }
+            lastPropertyWasEmptyAgent = name == .agent && logical.valueIsEmpty
+            guard name != .other, name != .dropped else { return }
+            card!.size += logical.bytes.count
+            if card!.size > maxCardBytes {
+                if card!.problem == nil { card!.problem = "the card is larger than \(maxCardBytes) bytes" }
+                return
+            }
+            card!.add(name, logical.property())
+        }
+    }
+}
+
+/// The property names the reader cares about; everything else is skipped cheaply.
+enum PropertyName: UInt8 {
+    case begin, end, version, uid, fn, n, bday, altBday, anniversary, tel, email, categories, lang, agent
+    case dropped  // PHOTO, LOGO, SOUND, KEY: value discarded while streaming
+    case other
+
+    static let beginBytes: [UInt8] = Array("BEGIN".utf8)
+
+    private static let table: [([UInt8], PropertyName)] = ([
+        ("BEGIN", .begin), ("END", .end), ("VERSION", .version), ("UID", .uid), ("FN", .fn), ("N", .n),
+        ("BDAY", .bday), ("X-ALTBDAY", .altBday), ("ANNIVERSARY", .anniversary),
+        ("X-ANNIVERSARY", .anniversary), ("X-EVOLUTION-ANNIVERSARY", .anniversary),
+        ("X-MS-ANNIVERSARY", .anniversary), ("X-KADDRESSBOOK-X-ANNIVERSARY", .anniversary),
+        ("TEL", .tel), ("EMAIL", .email),
+        ("CATEGORIES", .categories), ("LANG", .lang), ("AGENT", .agent),
+        ("PHOTO", .dropped), ("LOGO", .dropped), ("SOUND", .dropped), ("KEY", .dropped),
+    ] as [(String, PropertyName)]).map { (Array($0.0.utf8), $0.1) }
+
+    /// Classifies the name at the start of a line (group prefix removed, any case).
+    static func classify(_ name: UnsafeBufferPointer<UInt8>) -> PropertyName {
+        for (bytes, value) in table where bytes.count == name.count {
+            var equal = true
+            for i in 0..<bytes.count where asciiUpper(name[i]) != bytes[i] {
+                equal = false
+                break
+            }
+            if equal { return value }
+        }
+        return .other
+    }
+
+    /// Whether `line` starts with `prefix` in any case.
+    static func matches(_ line: UnsafeBufferPointer<UInt8>, _ prefix: [UInt8]) -> Bool {
+        guard line.count >= prefix.count else { return false }
+        for i in 0..<prefix.count where asciiUpper(line[i]) != prefix[i] { return false }
+        return true
+    }
+}
+
+/// A property line split into name, parameters and raw value bytes.
+struct RawProperty {
+    var parameters: [(name: String, value: String)]
+    var value: ArraySlice<UInt8>
+
+    func parameter(_ name: String) -> String? {
+        parameters.first { $0.name == name }?.value
+    }
+
+    /// All TYPE values (including 2.1 bare parameters), uppercased.
+    var types: [String] {
+        parameters.filter { $0.name == "TYPE" }.flatMap { $0.value.uppercased().split(separator: ",").map(String.init) }
+    }
+
+    var isPreferred: Bool {
+        types.contains("PREF") || parameters.contains { $0.name == "PREF" }
+    }
+}
+
+/// The logical line being assembled from folded physical lines.
+struct LogicalLine {
+    var active = false
+    var name: PropertyName = .other
+    var bytes: [UInt8] = []
+    var dropped = false
+    var quotedPrintable = false
+    var base64Block = false
+    var endsWithSoftBreak: Bool { bytes.last == 0x3D }
+    var valueIsEmpty: Bool { colon.map { $0 == bytes.count - 1 } ?? true }
+    private var colon: Int?
+
+    mutating func reset() {
+        active = false
+        bytes.removeAll(keepingCapacity: true)
+        dropped = false
+        quotedPrintable = false
+        base64Block = false
+        colon = nil
+        name = .other
+    }
+
+    mutating func start(_ line: UnsafeBufferPointer<UInt8>, interesting: Bool) {
+        active = true
+        // Name: up to the first ';' or ':', after any group prefix.
+        var end = 0
+        var groupEnd = 0
+        while end < line.count, line[end] != 0x3B, line[end] != 0x3A {
+            if line[end] == 0x2E { groupEnd = end + 1 }
+            end += 1
+        }
+        name = interesting ? PropertyName.classify(UnsafeBufferPointer(rebasing: line[groupEnd..<end])) : .other
+        switch name {
+        case .other:
+            // Not kept, but 2.1 QP soft breaks and base64 blocks must still be followed.
+            let header = headerEnd(line)
+            quotedPrintable = containsQP(line, upTo: header)
+            base64Block = containsBase64(line, upTo: header) && header == line.count - 1
+            dropped = true
+            if quotedPrintable, let last = line.last, last == 0x3D { bytes = [0x3D] }
+        case .dropped:
+            let header = headerEnd(line)
+            base64Block = containsBase64(line, upTo: header)
+            dropped = true
+        default:
+            bytes.append(contentsOf: line[groupEnd...])
+            colon = findColon()
+            quotedPrintable = containsQP(bytes, upTo: colon ?? bytes.count)
+        }
+    }
+
+    mutating func appendContinuation(_ line: UnsafeBufferPointer<UInt8>, limit: Int) {
+        if dropped {
+            if quotedPrintable { bytes = line.last == 0x3D ? [0x3D] : [] }
+            return
+        }
+        if bytes.count + line.count <= limit + 1 { bytes.append(contentsOf: line) }
+        if colon == nil { colon = findColon() }
+    }
+
+    mutating func removeSoftBreak() {
+        if !bytes.isEmpty { bytes.removeLast() }
+    }
+
+    func valueIs(_ word: String) -> Bool {
+        guard let colon else { return false }
+        let value = bytes[(colon + 1)...]
+        let target = Array(word.utf8)
+        var trimmed = value[...]
+        while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+        guard trimmed.count == target.count else { return false }
+        return zip(trimmed, target).allSatisfy { asciiUpper($0) == $1 }
+    }
+
+    /// Index of the ':' that ends the parameters (quoted parameter values may hold ':').
+    private func findColon() -> Int? {
+        var quoted = false
+        for (index, byte) in bytes.enumerated() {
+            if byte == 0x22 { quoted.toggle() } else if byte == 0x3A, !quoted { return index }
+        }
+        return nil
+    }
+
+    private func headerEnd(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+        var quoted = false
+        for (index, byte) in line.enumerated() {
+            if byte == 0x22 { quoted.toggle() } else if byte == 0x3A, !quoted { return index }
+        }
+        return line.count
+    }
+
+    private func containsQP<C: Collection>(_ bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
+        contains(word: qp, in: bytes, upTo: end)
+    }
+
+    private func containsBase64<C: Collection>(_ bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
+        contains(word: base64, in: bytes, upTo: end) || contains(word: encodingB, in: bytes, upTo: end)
+    }
+
+    private let qp = Array("QUOTED-PRINTABLE".utf8)
+    private let base64 = Array("BASE64".utf8)
+    private let encodingB = Array("ENCODING=B".utf8)
+
+    private func contains<C: Collection>(word: [UInt8], in bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
+        let header = Array(bytes.prefix(end))
+        guard header.count >= word.count else { return false }
+        outer: for start in 0...(header.count - word.count) {
+            for i in 0..<word.count where asciiUpper(header[start + i]) != word[i] { continue outer }
+            return true
+        }
+        return false
+    }
+
+    /// Splits the assembled line into parameters and value.
+    func property() -> RawProperty {
+        let colon = self.colon ?? bytes.count
+        var parameters: [(String, String)] = []
+        // Parameters start after the name (first ';' before the colon).
+        var index = 0
+        while index < colon, bytes[index] != 0x3B { index += 1 }
+        while index < colon {
+            index += 1  // skip ';'
+            var start = index
+            var quoted = false
+            var key: String?
+            var value = ""
+            while index < colon {
+                let byte = bytes[index]
+                if byte == 0x22 { quoted.toggle() } else if !quoted {
+                    if byte == 0x3B { break }
+                    if byte == 0x3D, key == nil {
+                        key = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+                        start = index + 1
+                    }
+                }
+                index += 1
+            }
+            value = String(decoding: bytes[start..<index], as: UTF8.self)
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            if let key {
+                parameters.append((key, value))
+            } else if !value.isEmpty {
+                // vCard 2.1 bare parameter: `TEL;CELL;PREF:` or `;QUOTED-PRINTABLE`.
+                let upper = value.uppercased()
+                if upper == "QUOTED-PRINTABLE" || upper == "BASE64" || upper == "8BIT" || upper == "7BIT" {
+                    parameters.append(("ENCODING", upper))
+                } else {
+                    parameters.append(("TYPE", upper))
+                }
+            }
+        }
+        let valueStart = min(colon + 1, bytes.count)
+        return RawProperty(parameters: parameters, value: bytes[valueStart...])
+    }
+}
+
+/// ASCII uppercase of one byte; other bytes unchanged.
+@inline(__always)
+func asciiUpper(_ byte: UInt8) -> UInt8 {
+    byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte
+}

@@ -1,0 +1,122 @@
+import BirthdayBuzz
+import Foundation
+import GRDB
+
+extension BuzzDatabase {
+    /// Imports several sources in one transaction: either all of it is written or none.
+    ///
+    /// `feed` is called once per source with a session to hand entries to.
+    public func importSources(_ sources: [String], prune: Bool, now: Int64, includeByDefault: Bool,
+                              feed: (String, ImportSession) throws -> Void) throws -> ImportSummary {
+        try write { db in
+            var total = ImportSummary()
+            for source in sources {
+                let session = try ImportSession(db: db, source: source, now: now, includeByDefault: includeByDefault)
+                try feed(source, session)
+                try session.finish(prune: prune)
+                total += session.summary
+            }
+            return total
+        }
+    }
+
+    /// Every contact, ordered by id.
+    public func allContacts() throws -> [Contact] {
+        try read { db in
+            var contacts: [Contact] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(ContactColumns.list) FROM contact ORDER BY id")
+            while let row = try rows.next() { contacts.append(ContactColumns.contact(row)) }
+            return contacts
+        }
+    }
+
+    /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
+    public func findContacts(_ query: String) throws -> [Contact] {
+        try read { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT \(ContactColumns.list) FROM contact WHERE id = ?",
+                                          arguments: [query]) {
+                return [ContactColumns.contact(row)]
+            }
+            let needle = ContactIdentity.normalizedName(query)
+            var found: [Contact] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(ContactColumns.list) FROM contact ORDER BY name, id")
+            while let row = try rows.next() {
+                let normName: String = row["norm_name"]
+                if normName.contains(needle) { found.append(ContactColumns.contact(row)) }
+            }
+            // An exact (normalized) name wins over partial matches.
+            let exact = found.filter { ContactIdentity.normalizedName($0.name) == needle }
+            return exact.count == 1 ? exact : found
+        }
+    }
+
+    /// Sets include/skip (nil: undecided) for contacts; records when they were included.
+    public func setDecision(_ decision: Decision?, for ids: [String], now: Int64) throws {
+        try write { db in
+            for id in ids {
+                try db.execute(sql: """
+                    UPDATE contact SET decision = ?,
+                        included_at = CASE WHEN ? = 1 AND (decision IS NULL OR decision != 1) THEN ? ELSE included_at END,
+                        updated_at = ?
+                    WHERE id = ?
+                    """, arguments: [decision?.rawValue, decision?.rawValue, now, now, id])
+            }
+        }
+    }
+
+    /// Stores a hand-entered birthday (nil clears it). An undecided contact
+    /// becomes included; a skipped one stays skipped.
+    public func setManualBirthday(_ birthday: Birthday?, for id: String, now: Int64) throws {
+        try write { db in
+            if let birthday {
+                try db.execute(sql: """
+                    UPDATE contact SET manual_bday = ?,
+                        decision = COALESCE(decision, 1),
+                        included_at = CASE WHEN decision IS NULL THEN ? ELSE included_at END,
+                        updated_at = ?
+                    WHERE id = ?
+                    """, arguments: [birthday.description, now, now, id])
+            } else {
+                try db.execute(sql: "UPDATE contact SET manual_bday = NULL, updated_at = ? WHERE id = ?",
+                               arguments: [now, id])
+            }
+        }
+    }
+}
+
+/// Mapping between `contact` rows and `Contact`.
+enum ContactColumns {
+    static let list = """
+        id, source, name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
+        bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
+        last_request_date, request_channel
+        """
+
+    static func contact(_ row: Row) -> Contact {
+        let id: String = row[0]
+        var birthday: Birthday?
+        if let month: Int = row[6], let day: Int = row[7] {
+            let calendar = (row[9] as String?).flatMap(BirthdayCalendar.init(rawValue:)) ?? .gregorian
+            birthday = Birthday(month: month, day: day, year: row[8], calendar: calendar)
+        }
+        let phones = (row[12] as String).split(separator: "\n").compactMap { line -> Phone? in
+            let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { return nil }
+            return Phone(number: String(parts[2]), kind: Phone.Kind(rawValue: String(parts[0])) ?? .other,
+                         preferred: parts[1] == "1")
+        }
+        let emails = (row[13] as String).split(separator: "\n").compactMap { line -> Email? in
+            let parts = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            return Email(address: String(parts[1]), preferred: parts[0] == "1")
+        }
+        let categories = (row[14] as String).split(separator: "\n").map(String.init)
+        let card = ContactCard(
+            id: id, hasUID: row[5], name: row[2], firstName: row[4], birthday: birthday, birthdayText: row[10],
+            anniversary: (row[11] as String?).flatMap { Birthday(storedForm: $0) },
+            phones: phones, emails: emails, categories: categories, language: row[15])
+        return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
+                       manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
+                       source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20])
+    }
+}

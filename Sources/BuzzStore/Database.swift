@@ -1,0 +1,154 @@
+import BirthdayBuzz
+import Foundation
+import GRDB
+
+/// A store failure a user can act on (the data dir cannot be created, the
+/// database is locked or corrupt). Shown as one line.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// BirthdayBuzz's state: one SQLite file (WAL) in the data dir, created 0700/0600.
+///
+/// Holds contacts with the user's decisions, hand-entered birthdays and ask
+/// history, the delivery ledger, and small key/value state (the dispatch watermark).
+public final class BuzzDatabase: Sendable {
+    public let directory: String
+    public let path: String
+    let queue: DatabaseQueue
+
+    /// Opens (creating if needed) `<directory>/buzz.sqlite` and migrates it.
+    public init(directory: String) throws {
+        self.directory = directory
+        path = (directory as NSString).appendingPathComponent("buzz.sqlite")
+        try BuzzDatabase.prepareDirectory(directory)
+        // Create the file 0600 before SQLite does (SQLite gives -wal/-shm the same mode).
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError("\(path): cannot open the database: \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try BuzzDatabase.migrator.migrate(queue)
+        } catch let error as DatabaseError {
+            throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
+        }
+    }
+
+    private static func prepareDirectory(_ directory: String) throws {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw StoreError("\(directory): the data dir is not a directory")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError("\(directory): cannot create the data dir: \(error.localizedDescription)")
+        }
+    }
+
+    /// Schema migrations, from day one. Never edit a shipped migration: add one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE contact (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    source TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    norm_name TEXT NOT NULL,
+                    first_name TEXT NOT NULL,
+                    has_uid INTEGER NOT NULL,
+                    bday_month INTEGER,
+                    bday_day INTEGER,
+                    bday_year INTEGER,
+                    bday_calendar TEXT,
+                    bday_text TEXT,
+                    anniversary TEXT,
+                    phones TEXT NOT NULL DEFAULT '',
+                    emails TEXT NOT NULL DEFAULT '',
+                    categories TEXT NOT NULL DEFAULT '',
+                    lang TEXT,
+                    card_hash INTEGER NOT NULL,
+                    decision INTEGER CHECK (decision IN (0, 1)),
+                    included_at INTEGER,
+                    manual_bday TEXT,
+                    last_request_date TEXT,
+                    request_channel TEXT,
+                    ask_count INTEGER NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE INDEX contact_source_name ON contact(source, norm_name);
+                CREATE TABLE delivery (
+                    event_id TEXT NOT NULL,
+                    channel TEXT NOT NULL,
+                    contact_id TEXT NOT NULL,
+                    kind TEXT NOT NULL DEFAULT 'reminder' CHECK (kind IN ('reminder', 'ask')),
+                    state TEXT NOT NULL CHECK (state IN
+                        ('pending', 'sending', 'sent', 'retrying', 'failed', 'missed', 'skipped')),
+                    fire_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    next_attempt_at INTEGER,
+                    sent_at INTEGER,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (event_id, channel)
+                ) WITHOUT ROWID;
+                CREATE INDEX delivery_state ON delivery(state, next_attempt_at);
+                CREATE TABLE meta (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    /// Runs `body` in one write transaction, turning database errors into `StoreError`.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try queue.write(body)
+        } catch let error as DatabaseError {
+            throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try queue.read(body)
+        } catch let error as DatabaseError {
+            throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
+        }
+    }
+
+    /// A small persistent value (e.g. the dispatch watermark).
+    public func meta(_ key: String) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setMeta(_ key: String, _ value: String) throws {
+        try write { db in
+            try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import BirthdayBuzz
+import Foundation
+
+/// `buzz`: the command-line tool and daemon. This target only parses and wires.
+@main
+struct Buzz: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "buzz",
+        abstract: "Never miss a birthday: import contacts, plan reminders, deliver them.",
+        subcommands: [
+            InitCommand.self, ImportCommand.self, ListCommand.self, UpcomingCommand.self,
+            IncludeCommand.self, SkipCommand.self, TriageCommand.self,
+            SetBirthdayCommand.self, ClearBirthdayCommand.self,
+        ]
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    /// Runs the command and maps every failure to DESIGN §4's exit statuses:
+    /// 0 done, 1 delivery or runtime failure, 2 the request was wrong
+    /// (argument-parser's usage status 64 becomes 2).
+    static func main() {
+        umask(0o077)
+        signal(SIGPIPE, SIG_IGN)
+        let status: Int32
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+            status = 0
+        } catch let error as CLIError {
+            printError(error.message)
+            status = error.status
+        } catch let error as ExitCode {
+            status = error.rawValue
+        } catch {
+            let code = exitCode(for: error).rawValue
+            let message = fullMessage(for: error)
+            if code == 0 {
+                print(message)
+                status = 0
+            } else {
+                if !message.isEmpty { printError(message) }
+                status = code == ExitCode.validationFailure.rawValue ? 2 : (code == 1 ? 1 : code)
+            }
+        }
+        Foundation.exit(status)
+    }
+}
+
+/// `--config`, `--data-dir`, `--now`: accepted before or after the command name.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Configuration file (default: $XDG_CONFIG_HOME/birthdaybuzz/config.toml).",
+                                            valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp("Data directory (default: $XDG_DATA_HOME/birthdaybuzz).",
+                                                              valueName: "dir"))
+    var dataDir: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Pin the clock: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] with optional Z or ±HH:MM (local time in general.timezone without one).",
+        valueName: "time"))
+    var now: String?
+
+    func validate() throws {
+        if let now, PinnedNow(now) == nil {
+            throw ValidationError("--now \"\(now)\" is not a time (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])")
+        }
+    }
+}
+
+/// A failure with the exit status it means.
+struct CLIError: Error {
+    var message: String
+    var status: Int32
+
+    /// The request was wrong (usage, config, input, unknown contact): status 2.
+    static func request(_ message: String) -> CLIError { CLIError(message: message, status: 2) }
+    /// A runtime failure (disk, database): status 1.
+    static func runtime(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("buzz: " + message + "\n").utf8))
+}
+
+func printWarning(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

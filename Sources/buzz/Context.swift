@@ -1,0 +1,102 @@
+import BirthdayBuzz
+import BuzzStore
+import Foundation
+
+/// What every command needs: the loaded configuration, the clock, the store.
+struct Context {
+    let environment: [String: String]
+    let configPath: String
+    let configFileExists: Bool
+    let config: BuzzConfig
+    let clock: WallClock
+    /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970.
+    let now: Int64
+    let dataDirectory: String
+
+    init(_ options: GlobalOptions) throws {
+        environment = ProcessInfo.processInfo.environment
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let explicitConfig = options.config ?? environment["BUZZ_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        configPath = explicitConfig ?? configHome + "/birthdaybuzz/config.toml"
+        let systemZone = TimeZone.current
+        if FileManager.default.fileExists(atPath: configPath) {
+            configFileExists = true
+            let text: String
+            do {
+                text = try String(contentsOfFile: configPath, encoding: .utf8)
+            } catch {
+                throw CLIError.request("\(configPath): cannot read the config file (\(error.localizedDescription))")
+            }
+            do {
+                config = try BuzzConfig(toml: text, file: configPath, environment: environment, systemTimeZone: systemZone)
+            } catch {
+                throw CLIError.request(error.description)
+            }
+        } else if explicitConfig != nil {
+            throw CLIError.request("\(configPath): no such config file (run `buzz init --config \(configPath)` to write one)")
+        } else {
+            configFileExists = false
+            config = BuzzConfig(defaultsFor: environment, systemTimeZone: systemZone)
+        }
+        clock = WallClock(timeZone: config.general.timeZone)
+        if let text = options.now, let pinned = PinnedNow(text) {
+            now = pinned.instant(in: clock)
+        } else {
+            now = Int64(Date().timeIntervalSince1970.rounded(.down))
+        }
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
+        dataDirectory = options.dataDir ?? environment["BUZZ_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? dataHome + "/birthdaybuzz"
+    }
+
+    /// The local date of `now`.
+    var today: LocalDate { clock.localDate(at: now) }
+
+    func openStore() throws -> BuzzDatabase {
+        do {
+            return try BuzzDatabase(directory: dataDirectory)
+        } catch {
+            throw CLIError.runtime("\(error)")
+        }
+    }
+
+    /// The default reminder route: `reminders.channels`, else the embedded
+    /// default — console, plus desktop notifications when a session bus is there.
+    var defaultChannels: [String] {
+        if let channels = config.reminders.channels { return channels }
+        return sessionBusAvailable ? ["console", "desktop"] : ["console"]
+    }
+
+    /// Whether a D-Bus session bus can be found (DESIGN §5's lookup order).
+    var sessionBusAvailable: Bool {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
+        var candidates: [String] = []
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { candidates.append(runtime + "/bus") }
+        candidates.append("/run/user/\(getuid())/bus")
+        return candidates.contains { path in
+            var info = stat()
+            return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+        }
+    }
+
+    /// One contact for a CONTACT argument: an id, or a case-insensitive part of a name.
+    func resolve(_ query: String, in store: BuzzDatabase) throws -> Contact {
+        let found: [Contact]
+        do {
+            found = try store.findContacts(query)
+        } catch {
+            throw CLIError.runtime("\(error)")
+        }
+        switch found.count {
+        case 0:
+            throw CLIError.request("no contact matches \"\(query)\" (try `buzz list --all`)")
+        case 1:
+            return found[0]
+        default:
+            let shown = found.prefix(8).map { "\($0.name) (\($0.id))" }.joined(separator: ", ")
+            let more = found.count > 8 ? ", and \(found.count - 8) more" : ""
+            throw CLIError.request("\"\(query)\" matches \(found.count) contacts: \(shown)\(more); give more of the name or an id")
+        }
+    }
+}

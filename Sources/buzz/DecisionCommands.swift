@@ -1,0 +1,96 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+
+struct IncludeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "include", abstract: "Buzz these contacts: they get reminders.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact ids or case-insensitive parts of names.")
+    var contacts: [String]
+
+    func run() throws {
+        try decide(.include, contacts, root.global)
+    }
+}
+
+struct SkipCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "skip", abstract: "Never buzz these contacts.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact ids or case-insensitive parts of names.")
+    var contacts: [String]
+
+    func run() throws {
+        try decide(.skip, contacts, root.global)
+    }
+}
+
+/// Resolves every name first (so one unknown name changes nothing), then records the decision.
+private func decide(_ decision: Decision, _ queries: [String], _ options: GlobalOptions) throws {
+    let context = try Context(options)
+    let store = try context.openStore()
+    let found = try queries.map { try context.resolve($0, in: store) }
+    try runtime { try store.setDecision(decision, for: found.map(\.id), now: context.now) }
+    for contact in found {
+        let note = decision == .include && contact.birthday == nil ? " (no birthday yet: buzz set-birthday or buzz ask)" : ""
+        print((decision == .include ? "included: " : "skipped: ") + contact.name + note)
+    }
+}
+
+struct SetBirthdayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-birthday",
+        abstract: "Enter a birthday by hand (it wins over the card's); includes an undecided contact.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Argument(help: "MM-DD, --MM-DD or YYYY-MM-DD.")
+    var date: String
+
+    func run() throws {
+        let context = try Context(root.global)
+        guard let birthday = Birthday(storedForm: date) else {
+            throw CLIError.request("\"\(date)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
+        }
+        if let born = birthday.dateOfBirth, born > context.today {
+            throw CLIError.request("\(date) is in the future (today is \(context.today))")
+        }
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        try runtime { try store.setManualBirthday(birthday, for: found.id, now: context.now) }
+        let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
+            : found.decision == nil ? " (now included)" : ""
+        print("\(found.name): birthday set to \(birthday)\(state)")
+    }
+}
+
+struct ClearBirthdayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear-birthday", abstract: "Remove a hand-entered birthday.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        guard found.manualBirthday != nil else {
+            let cardNote = found.card.birthday.map { "; the card's birthday \($0) stays until the card changes" } ?? ""
+            throw CLIError.request("\(found.name) has no hand-entered birthday\(cardNote)")
+        }
+        try runtime { try store.setManualBirthday(nil, for: found.id, now: context.now) }
+        let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
+        print("\(found.name): hand-entered birthday cleared (\(fallback))")
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "The buzz list: upcoming birthdays by section, days until, age turning.")
+
+    @ParentCommand var root: Buzz
+
+    @Flag(help: "Only contacts without a birthday (with who was asked, when and how).")
+    var missing = false
+
+    @Flag(help: "Everyone, included or not (buzzed: true, false, or null when undecided).")
+    var all = false
+
+    enum SortOrder: String, ExpressibleByArgument, CaseIterable { case next, name }
+
+    @Option(help: "Order: next (nearest birthday first) or name.")
+    var sort: SortOrder = .next
+
+    @Flag(help: "JSON output.")
+    var json = false
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let contacts = try runtime { try store.allContacts() }
+        let chosen = contacts.filter { contact in
+            if missing { return contact.birthday == nil && contact.decision != .skip || (all && contact.birthday == nil) }
+            return all || contact.isIncluded
+        }
+        var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29)
+        if sort == .name {
+            entries.sort { ($0.contact.name.lowercased(), $0.contact.id) < ($1.contact.name.lowercased(), $1.contact.id) }
+        }
+        if json {
+            print(JSONObject.array(entries.map(jsonRow)))
+            return
+        }
+        printTable(entries)
+    }
+
+    private func jsonRow(_ entry: ListEntry) -> String {
+        var row = JSONObject()
+        row.add("contact_id", entry.contact.id)
+        row.add("name", entry.contact.name)
+        row.add("birthday", entry.contact.birthday?.description)
+        row.add("next", entry.next?.date.description)
+        row.add("days_until", entry.daysUntil)
+        row.add("section", entry.section.rawValue)
+        row.add("age", entry.next?.age)
+        row.add("buzzed", entry.contact.decision.map { $0 == .include })
+        if missing {
+            row.add("last_request_date", entry.contact.lastRequestDate)
+            row.add("request_channel", entry.contact.requestChannel)
+        }
+        return row.json
+    }
+
+    private func printTable(_ entries: [ListEntry]) {
+        if entries.isEmpty {
+            print(missing ? "Everyone has a birthday on file." : "No contacts to show. Import some: buzz import contacts.vcf")
+            return
+        }
+        var section: ListSection?
+        for entry in entries {
+            if sort == .next, entry.section != section {
+                if section != nil { print("") }
+                section = entry.section
+                print(entry.section.title)
+            }
+            print("  " + line(entry))
+        }
+    }
+
+    private func line(_ entry: ListEntry) -> String {
+        let contact = entry.contact
+        var parts: [String] = []
+        if let next = entry.next, let days = entry.daysUntil {
+            let when = days == 0 ? "today" : days == 1 ? "tomorrow" : "in \(days) days"
+            parts.append(next.date.description + "  " + padRight(when, 12))
+        } else {
+            parts.append(padRight("no birthday", 24))
+        }
+        var name = contact.name
+        if let age = entry.next?.age { name += " (turning \(age))" }
+        parts.append(name)
+        if all {
+            parts.append(contact.decision == .include ? "[buzzed]" : contact.decision == .skip ? "[skipped]" : "[undecided]")
+        }
+        if entry.next == nil, let asked = contact.lastRequestDate {
+            parts.append("asked \(asked)" + (contact.requestChannel.map { " by \($0)" } ?? ""))
+        }
+        if contact.birthday == nil, let text = contact.card.birthdayText { parts.append("note: \(text)") }
+        return parts.joined(separator: "  ")
+    }
+}
+
+/// Left-aligns text in a column of `width` characters.
+func padRight(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Runs a store call, turning its failure into a runtime error (status 1).
+func runtime<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError.runtime("\(error)")
+    }
+}

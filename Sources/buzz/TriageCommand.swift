@@ -1,0 +1,67 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+import Foundation
+
+struct TriageCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "triage",
+        abstract: "Go through undecided contacts: include, skip, enter a birthday, or quit.",
+        discussion: "Each answer is saved at once, so quitting keeps what you decided. Reads one line per answer.")
+
+    @ParentCommand var root: Buzz
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let undecided = try runtime { try store.allContacts() }.filter { $0.decision == nil }
+            .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+        guard !undecided.isEmpty else {
+            print("Nothing to triage: every contact is included or skipped.")
+            return
+        }
+        var included = 0, skipped = 0
+        var index = 0
+        contacts: while index < undecided.count {
+            let contact = undecided[index]
+            let birthday = contact.birthday.map { "birthday \($0)" }
+                ?? contact.card.birthdayText.map { "no birthday (note: \($0))" } ?? "no birthday"
+            print("[\(index + 1)/\(undecided.count)] \(contact.name) — \(birthday)")
+            while true {
+                print("  [i]nclude  [s]kip  [b]irthday  [n]ext  [q]uit > ", terminator: "")
+                fflush(nil)
+                guard let line = readLine() else { break contacts }
+                switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "i", "include":
+                    try runtime { try store.setDecision(.include, for: [contact.id], now: context.now) }
+                    included += 1
+                case "s", "skip":
+                    try runtime { try store.setDecision(.skip, for: [contact.id], now: context.now) }
+                    skipped += 1
+                case "b", "birthday":
+                    print("  birthday (MM-DD, --MM-DD or YYYY-MM-DD): ", terminator: "")
+                    fflush(nil)
+                    guard let entered = readLine()?.trimmingCharacters(in: .whitespaces) else { break contacts }
+                    guard let date = Birthday(storedForm: entered),
+                          date.dateOfBirth.map({ $0 <= context.today }) ?? true else {
+                        print("  \"\(entered)\" is not a past date; try again.")
+                        continue
+                    }
+                    try runtime { try store.setManualBirthday(date, for: contact.id, now: context.now) }
+                    print("  birthday set to \(date); included")
+                    included += 1
+                case "n", "next", "":
+                    break
+                case "q", "quit":
+                    break contacts
+                default:
+                    print("  answer i, s, b, n or q")
+                    continue
+                }
+                break
+            }
+            index += 1
+        }
+        print("triage: \(included) included, \(skipped) skipped, \(undecided.count - index) left undecided")
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+
+struct UpcomingCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upcoming",
+        abstract: "Planned reminder events that fire after now, nearest first.")
+
+    @ParentCommand var root: Buzz
+
+    @Option(help: "Only events up to the end of the local day N days ahead.")
+    var days: Int?
+
+    @Option(help: "At most N events (may exceed reminders.max_pending, the default).")
+    var limit: Int?
+
+    @Flag(help: "JSON output.")
+    var json = false
+
+    func validate() throws {
+        if let days, days < 0 { throw ValidationError("--days must be 0 or more") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more") }
+    }
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let contacts = try runtime { try store.allContacts() }
+        let planner = Planner(config: context.config, defaultChannels: context.defaultChannels)
+        var until: Int64?
+        if let days {
+            let endDay = context.today.adding(days: days + 1)
+            until = context.clock.instant(of: endDay, secondsAfterMidnight: 0) - 1
+        }
+        let events = planner.upcoming(contacts, now: context.now, until: until,
+                                      limit: limit ?? context.config.reminders.maxPending)
+        if json {
+            print(JSONObject.array(events.map { event in
+                var row = JSONObject()
+                row.add("id", event.id)
+                row.add("contact_id", event.contactID)
+                row.add("name", event.name)
+                row.add("occurrence", event.occurrence.description)
+                row.add("offset_days", event.offsetDays)
+                row.add("fire_at", context.clock.iso8601(event.fireAt))
+                row.add("channels", event.channels)
+                return row.json
+            }))
+            return
+        }
+        if events.isEmpty {
+            print("Nothing planned. Import contacts (buzz import FILE) and include them (buzz triage).")
+            return
+        }
+        for event in events {
+            let when = event.offsetDays == 0 ? "on the day" : event.offsetDays == 1 ? "1 day before" : "\(event.offsetDays) days before"
+            let age = event.age.map { ", turning \($0)" } ?? ""
+            print("\(context.clock.iso8601(event.fireAt))  \(event.name) — \(when) (\(event.occurrence)\(age)) → \(event.channels.joined(separator: ", "))")
+        }
+    }
+}

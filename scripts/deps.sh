@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building and testing BirthdayBuzz needs on Debian, when missing.
+# Usage: scripts/deps.sh [build|test]
+set -euo pipefail
+mode=${1:-build}
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+packages=(libsqlite3-dev libcurl4-openssl-dev libdbus-1-dev pkg-config)
+if [ "$mode" = test ]; then
+  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq >&2
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+if ! command -v swift >/dev/null 2>&1; then
+  echo "swift is not on PATH: install Swift 6.x (https://swift.org/install) first" >&2
+  exit 1
+fi
