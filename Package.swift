@@ -43,7 +43,7 @@ let package = Package(
         ),
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz"]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz"]),
-        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz"]),
+        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "buzz"]),
     ]
 )
 

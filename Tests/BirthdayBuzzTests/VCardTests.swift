@@ -1,0 +1,276 @@
+import Foundation
+import Testing
+@testable import BirthdayBuzz
+
+/// Reads a vCard text and returns its entries.
+func readCards(_ text: String) -> [ImportEntry] {
+    var entries: [ImportEntry] = []
+    VCardReader.read(text) { entries.append($0) }
+    return entries
+}
+
+func cards(_ text: String) -> [ContactCard] {
+    readCards(text).compactMap { if case .card(let card, _) = $0 { return card } else { return nil } }
+}
+
+func card(bday line: String) -> ContactCard? {
+    cards("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:x\r\nFN:Test\r\n\(line)\r\nEND:VCARD\r\n").first
+}
+
+@Suite struct VCardTests {
+    @Test(arguments: [
+        ("BDAY:1990-03-15", "1990-03-15"),
+        ("BDAY:19900315", "1990-03-15"),
+        ("BDAY:--0315", "--03-15"),
+        ("BDAY:--03-15", "--03-15"),
+        ("BDAY:1990-03-15T00:00:00Z", "1990-03-15"),
+        ("BDAY:19531015T231000Z", "1953-10-15"),
+        ("BDAY;VALUE=date:1980-05-21", "1980-05-21"),
+        ("BDAY;X-APPLE-OMIT-YEAR=1604:1604-03-15", "--03-15"),
+        ("BDAY:1604-03-15", "--03-15"),
+        ("BDAY:16040101", "--01-01"),
+        ("BDAY;X-APPLE-OMIT-YEAR=1604:1604-02-29", "--02-29"),
+        ("BDAY:--0229", "--02-29"),
+        ("bday:1990-03-15", "1990-03-15"),
+        ("item1.BDAY:1990-03-15", "1990-03-15"),
+        ("BDAY: 1990-03-15 ", "1990-03-15"),
+        ("BDAY:2000-02-29", "2000-02-29"),
+    ])
+    func bdayForms(_ line: String, _ expected: String) throws {
+        let parsed = try #require(card(bday: line))
+        #expect(parsed.birthday?.description == expected)
+    }
+
+    @Test(arguments: ["BDAY:", "BDAY: ", "BDAY;VALUE=date:"])
+    func emptyBdayIsNoBirthday(_ line: String) throws {
+        let entries = readCards("BEGIN:VCARD\nVERSION:3.0\nFN:E\n\(line)\nEND:VCARD\n")
+        guard case .card(let parsed, let problems) = try #require(entries.first) else {
+            Issue.record("skipped"); return
+        }
+        #expect(parsed.birthday == nil)
+        #expect(problems.isEmpty)
+    }
+
+    @Test func textBdayIsANote() throws {
+        let parsed = try #require(card(bday: "BDAY;VALUE=text:circa 1800"))
+        #expect(parsed.birthday == nil)
+        #expect(parsed.birthdayText == "circa 1800")
+    }
+
+    @Test(arguments: ["BDAY:1990-02-30", "BDAY:1990-13-01", "BDAY:1900-02-29", "BDAY:--0230", "BDAY:tomorrow",
+                      "BDAY:1990-03", "BDAY;CALSCALE=klingon:19900101"])
+    func impossibleDatesAreReportedAndTheCardKept(_ line: String) throws {
+        let entries = readCards("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:urn:uuid:1\r\nFN:Bad Date\r\n\(line)\r\nEND:VCARD\r\n")
+        guard case .card(let parsed, let problems) = try #require(entries.first) else {
+            Issue.record("card was skipped"); return
+        }
+        #expect(parsed.birthday == nil)
+        #expect(parsed.name == "Bad Date")
+        let problem = try #require(problems.first)
+        #expect(problem.cardNumber == 1)
+        #expect(problem.uid == "urn:uuid:1")
+        #expect(problem.description.hasPrefix("card 1 (UID urn:uuid:1): "))
+    }
+
+    @Test func calscaleIsRead() throws {
+        let parsed = try #require(card(bday: "BDAY;CALSCALE=hebrew:19950410"))
+        #expect(parsed.birthday?.calendar == .hebrew)
+        let alt = try #require(cards("BEGIN:VCARD\nFN:A\nX-ALTBDAY;CALSCALE=chinese:19880620\nEND:VCARD\n").first)
+        #expect(alt.birthday?.calendar == .chinese)
+    }
+
+    @Test func anniversaries() throws {
+        for property in ["ANNIVERSARY", "X-ANNIVERSARY", "X-EVOLUTION-ANNIVERSARY", "X-MS-ANNIVERSARY"] {
+            let parsed = try #require(card(bday: "\(property):20110113"))
+            #expect(parsed.anniversary?.description == "2011-01-13", "\(property)")
+            #expect(parsed.birthday == nil)
+        }
+    }
+
+    @Test func foldedLinesCRLFAndLF() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Very Long\r\n  Name Here\r\nNOTE:x\r\n\tmore\r\nBDAY:1990-\r\n 03-15\r\nEND:VCARD\r\n"
+        let parsed = try #require(cards(text).first)
+        #expect(parsed.name == "Very Long Name Here")
+        #expect(parsed.birthday?.description == "1990-03-15")
+        let lf = try #require(cards(text.replacingOccurrences(of: "\r\n", with: "\n")).first)
+        #expect(lf.name == parsed.name)
+    }
+
+    @Test func quotedPrintableSoftBreaksAndCharset() throws {
+        let text = """
+            BEGIN:VCARD
+            VERSION:2.1
+            N;CHARSET=UTF-8;ENCODING=QUOTED-PRINTABLE:Garc=C3=ADa;Mar=
+            =C3=ADa;;;
+            FN;CHARSET=ISO-8859-1;ENCODING=QUOTED-PRINTABLE:J=F6rg M=FC=
+            ller
+            NOTE;ENCODING=QUOTED-PRINTABLE:line one=0D=0A=
+            line two
+            TEL;CELL;PREF:+49 170 1
+            BDAY:19781124
+            END:VCARD
+
+            """
+        let parsed = try #require(cards(text).first)
+        #expect(parsed.name == "Jörg Müller")
+        #expect(parsed.firstName == "María")
+        #expect(parsed.phones == [Phone(number: "+49 170 1", kind: .cell, preferred: true)])
+        #expect(parsed.birthday?.description == "1978-11-24")
+    }
+
+    @Test func escapedCommasInCategories() throws {
+        let parsed = try #require(cards("BEGIN:VCARD\nFN:C\nCATEGORIES:Family,Friends\\, close,Work\nEND:VCARD\n").first)
+        #expect(parsed.categories == ["Family", "Friends, close", "Work"])
+    }
+
+    @Test func bomAndLowercaseNames() throws {
+        let text = "\u{FEFF}begin:vcard\nversion:3.0\nuid:abc\nfn:Lower Case\nbday:1990-03-15\nemail;type=pref:l@example.org\nend:vcard\n"
+        let parsed = try #require(cards(text).first)
+        #expect(parsed.id == "abc")
+        #expect(parsed.name == "Lower Case")
+        #expect(parsed.birthday?.description == "1990-03-15")
+        #expect(parsed.emails == [Email(address: "l@example.org", preferred: true)])
+    }
+
+    @Test func controlCharactersInNamesBecomeSpaces() throws {
+        let text = "BEGIN:VCARD\nVERSION:3.0\nFN:Eve\\r\\nBcc: evil@example.org\rX\nN:Eve\\nil;Bob\u{7}by;;;\nEND:VCARD\n"
+        let parsed = try #require(cards(text).first)
+        #expect(!parsed.name.contains("\n") && !parsed.name.contains("\r"))
+        // `\r` is no vCard escape (the backslash goes), `\n` is a newline, a raw CR is a control character.
+        #expect(parsed.name == "Ever Bcc: evil@example.org X")
+        #expect(parsed.firstName == "Bob by")
+    }
+
+    @Test func truncatedCardDoesNotSwallowTheNext() throws {
+        let text = """
+            BEGIN:VCARD
+            VERSION:3.0
+            UID:first
+            FN:Cut Off
+            BEGIN:VCARD
+            VERSION:3.0
+            UID:second
+            FN:Whole
+            BDAY:1990-03-15
+            END:VCARD
+            BEGIN:VCARD
+            UID:third
+            FN:Ends Early
+
+            """
+        let entries = readCards(text)
+        #expect(entries.count == 3)
+        guard entries.count == 3 else { return }
+        guard case .skipped(let first) = entries[0] else { Issue.record("first not skipped"); return }
+        #expect(first.uid == "first")
+        #expect(first.cardNumber == 1)
+        guard case .card(let second, _) = entries[1] else { Issue.record("second not read"); return }
+        #expect(second.id == "second")
+        #expect(second.birthday?.description == "1990-03-15")
+        guard case .skipped(let third) = entries[2] else { Issue.record("third not skipped"); return }
+        #expect(third.cardNumber == 3)
+        #expect(third.message.contains("truncated"))
+    }
+
+    @Test func photosAreDroppedAndAgentsNested() throws {
+        let photo = String(repeating: "QUJDRA==", count: 2_000)
+        let text = """
+            BEGIN:VCARD
+            VERSION:2.1
+            FN:Has Photo
+            PHOTO;ENCODING=BASE64;TYPE=JPEG:
+            \(photo)
+            \(photo)
+
+            AGENT:
+            BEGIN:VCARD
+            FN:The Agent
+            END:VCARD
+            BDAY:1990-03-15
+            END:VCARD
+            BEGIN:VCARD
+            VERSION:3.0
+            FN:Folded Photo
+            PHOTO;ENCODING=b;TYPE=JPEG:\(photo)
+             \(photo)
+            BDAY:--0315
+            END:VCARD
+
+            """
+        let parsed = cards(text)
+        #expect(parsed.map(\.name) == ["Has Photo", "Folded Photo"])
+        #expect(parsed.first?.birthday?.description == "1990-03-15")
+        #expect(parsed.last?.birthday?.description == "--03-15")
+    }
+
+    @Test func chunkBoundariesDoNotMatter() throws {
+        let text = "\u{FEFF}BEGIN:VCARD\r\nVERSION:2.1\r\nFN;ENCODING=QUOTED-PRINTABLE;CHARSET=UTF-8:Ren=C3=\r\n=A9e\r\nBDAY:19900315\r\nTEL;CELL:1\r\nEND:VCARD\r\nBEGIN:VCARD\r\nFN:B\r\n C\r\nEND:VCARD\r\n"
+        let whole = cards(text)
+        var reader = VCardReader()
+        var pieces: [ContactCard] = []
+        for byte in Array(text.utf8) {
+            [byte].withUnsafeBytes { reader.feed($0) { if case .card(let c, _) = $0 { pieces.append(c) } } }
+        }
+        reader.finish { if case .card(let c, _) = $0 { pieces.append(c) } }
+        #expect(whole.map(\.name) == ["Renée", "BC"])
+        #expect(pieces == whole)
+    }
+
+    @Test func identityWithoutUID() throws {
+        let a = try #require(cards("BEGIN:VCARD\nFN:  Jane   DOE \nEMAIL:Jane@Example.org\nEND:VCARD\n").first)
+        let b = try #require(cards("BEGIN:VCARD\nFN:jane doe\nEMAIL:jane@example.org\nEND:VCARD\n").first)
+        #expect(a.id == b.id)
+        #expect(a.id.hasPrefix("h-") && a.id.count == 18)
+        #expect(!a.hasUID)
+        // The id is SHA-256("jane doe\0jane@example.org"), first 16 hex digits.
+        #expect(a.id == "h-" + SHA256.hex(Array("jane doe\u{0}jane@example.org".utf8)).prefix(16))
+        let phoneOnly = try #require(cards("BEGIN:VCARD\nFN:Jane Doe\nTEL:+1 (555) 0100\nEND:VCARD\n").first)
+        #expect(phoneOnly.id == "h-" + SHA256.hex(Array("jane doe\u{0}15550100".utf8)).prefix(16))
+        let nameless = try #require(cards("BEGIN:VCARD\nVERSION:3.0\nORG:Acme\nEND:VCARD\n").first)
+        #expect(nameless.name.hasPrefix("Unknown Contact "))
+        let fromN = try #require(cards("BEGIN:VCARD\nN:Doe;John;Q;Dr.;Jr.\nEND:VCARD\n").first)
+        #expect(fromN.name == "Dr. John Q Doe Jr.")
+        #expect(fromN.firstName == "John")
+    }
+
+    @Test func sha256KnownVectors() {
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(Array(String(repeating: "a", count: 1_000).utf8))
+                == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+
+    @Test func phonesAndEmailsKeepTypesAndPreference() throws {
+        let text = """
+            BEGIN:VCARD
+            VERSION:4.0
+            FN:Multi
+            TEL;VALUE=uri;TYPE="cell,voice";PREF=1:tel:+1-555-0100
+            TEL;TYPE=home:+1 555 0101
+            item2.TEL;TYPE=WORK:+1 555 0102
+            EMAIL;PREF=2:b@example.org
+            EMAIL;PREF=1:a@example.org
+            LANG;PREF=2:en
+            LANG;PREF=1:de-AT
+            END:VCARD
+
+            """
+        let parsed = try #require(cards(text).first)
+        #expect(parsed.phones.map(\.kind) == [.cell, .home, .work])
+        #expect(parsed.phones.first?.number == "+1-555-0100")
+        #expect(parsed.phones.first?.preferred == true)
+        #expect(parsed.emails.map(\.preferred) == [true, true])
+        #expect(parsed.language == "de-AT")
+    }
+
+    @Test func oversizedCardIsSkipped() {
+        var reader = VCardReader(maxLineBytes: 100, maxCardBytes: 1_000)
+        var entries: [ImportEntry] = []
+        let text = "BEGIN:VCARD\nFN:Big\nNOTE:\(String(repeating: "x", count: 500))\nEMAIL:\(String(repeating: "y", count: 500))\nEND:VCARD\nBEGIN:VCARD\nFN:Small\nEND:VCARD\n"
+        Array(text.utf8).withUnsafeBytes { reader.feed($0) { entries.append($0) } }
+        reader.finish { entries.append($0) }
+        #expect(entries.count == 2)
+        if case .skipped(let problem) = entries.first { #expect(problem.message.contains("longer")) } else { Issue.record("not skipped") }
+        if case .card(let c, _) = entries.last { #expect(c.name == "Small") } else { Issue.record("small lost") }
+    }
+}
