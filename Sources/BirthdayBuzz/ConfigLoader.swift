@@ -410,7 +410,7 @@ struct KeyLocator {
                 current = inner.split(separator: ".").map {
                     $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"' "))
                 }
-                if current == path { headerLine = (index + 1, column) }
+                if current == path || current == Array(tablePath) { headerLine = (index + 1, column) }
                 continue
             }
             guard current == Array(tablePath) else { continue }
