@@ -29,6 +29,7 @@ let package = Package(
             dependencies: [
                 "BirthdayBuzz",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(

@@ -16,7 +16,32 @@ public enum ContactIdentity {
 
     /// A name lowercased with runs of white space collapsed to one space and trimmed.
     public static func normalizedName(_ name: String) -> String {
-        name.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        // Lowercase (ASCII by hand, the rest through the standard library), then
+        // collapse ASCII white space and NO-BREAK SPACE in one pass over the bytes.
+        let isASCII = name.utf8.allSatisfy { $0 < 0x80 }
+        let lowered = isASCII ? name : name.lowercased()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lowered.utf8.count)
+        var pendingC2 = false
+        for byte in lowered.utf8 {
+            if pendingC2 {
+                pendingC2 = false
+                if byte == 0xA0 {
+                    if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
+                    continue
+                }
+                bytes.append(0xC2)
+            }
+            if byte == 0xC2 { pendingC2 = true; continue }
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
+            } else {
+                bytes.append(isASCII && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+            }
+        }
+        if pendingC2 { bytes.append(0xC2) }
+        if bytes.last == 0x20 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The name shown for a card with neither FN nor N.

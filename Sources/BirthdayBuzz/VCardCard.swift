@@ -40,13 +40,9 @@ struct CardBuilder {
             var number = VCardText.singleLine(VCardText.decode(property))
             if number.lowercased().hasPrefix("tel:") { number = String(number.dropFirst(4)) }
             guard !number.isEmpty else { return }
-            let types = property.types
-            let kind: Phone.Kind
-            if types.contains("CELL") || types.contains("MOBILE") || types.contains("IPHONE") { kind = .cell }
-            else if types.contains("HOME") { kind = .home }
-            else if types.contains("WORK") { kind = .work }
-            else { kind = .other }
-            phones.append(Phone(number: number, kind: kind, preferred: property.isPreferred))
+            let flags = property.typeFlags
+            let kind: Phone.Kind = flags.cell ? .cell : flags.home ? .home : flags.work ? .work : .other
+            phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
             var address = VCardText.singleLine(VCardText.decode(property))
             if address.lowercased().hasPrefix("mailto:") { address = String(address.dropFirst(7)) }
@@ -227,9 +223,18 @@ enum VCardText {
     /// runs of spaces collapse, ends are trimmed. Names and addresses are
     /// shown and put in mail headers, so nothing may break a line.
     static func singleLine(_ text: String) -> String {
+        // Fast path: nothing to change (no control bytes, C1 controls or separators,
+        // no leading, trailing or doubled spaces).
         var needsWork = false
-        for byte in text.utf8 where byte < 0x20 || byte == 0x7F { needsWork = true; break }
-        if !needsWork, text.first != " ", text.last != " ", !text.contains("  ") { return text }
+        var previous: UInt8 = 0x20
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
+                needsWork = true
+                break
+            }
+            previous = byte
+        }
+        if !needsWork, previous != 0x20 { return text }
         var out = ""
         var lastWasSpace = true
         for scalar in text.unicodeScalars {

@@ -67,6 +67,12 @@ public enum VCardDate {
 extension StringProtocol {
     /// The text without leading and trailing white space (spaces, tabs, newlines).
     func trimmingWhitespace() -> String {
+        let utf8 = self.utf8
+        if let first = utf8.first, first > 0x20, first < 0x80 {
+            var last = first
+            for byte in utf8 { last = byte }
+            if last > 0x20, last < 0x80 { return String(self) }
+        }
         guard let first = firstIndex(where: { !$0.isWhitespace }),
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])

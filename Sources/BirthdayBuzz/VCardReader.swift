@@ -53,10 +53,11 @@ public struct VCardReader {
         }
         while remaining > 0 {
             let buffer = UnsafeBufferPointer(start: base, count: remaining)
-            guard let newline = buffer.firstIndex(of: 0x0A) else {
+            guard let found = memchr(base, 0x0A, remaining) else {
                 if partial.count < maxLineBytes + 2 { partial.append(contentsOf: buffer) }
                 return
             }
+            let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
             if partial.isEmpty {
                 physicalLine(UnsafeBufferPointer(rebasing: buffer[..<newline]), emit)
             } else {
@@ -208,13 +209,40 @@ struct RawProperty {
         parameters.first { $0.name == name }?.value
     }
 
-    /// All TYPE values (including 2.1 bare parameters), uppercased.
-    var types: [String] {
-        parameters.filter { $0.name == "TYPE" }.flatMap { $0.value.uppercased().split(separator: ",").map(String.init) }
+    /// The phone/email flags carried by TYPE values (2.1 bare parameters
+    /// included) and PREF, read in one pass without building strings.
+    var typeFlags: (cell: Bool, home: Bool, work: Bool, preferred: Bool) {
+        var flags = (cell: false, home: false, work: false, preferred: false)
+        for (name, value) in parameters {
+            if name == "PREF" { flags.preferred = true; continue }
+            guard name == "TYPE" else { continue }
+            for item in value.utf8.split(separator: 0x2C) {
+                switch item.count {
+                case 4:
+                    if matchesUpper(item, "CELL") { flags.cell = true }
+                    else if matchesUpper(item, "HOME") { flags.home = true }
+                    else if matchesUpper(item, "WORK") { flags.work = true }
+                    else if matchesUpper(item, "PREF") { flags.preferred = true }
+                case 6:
+                    if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
+                default:
+                    break
+                }
+            }
+        }
+        return flags
     }
 
-    var isPreferred: Bool {
-        types.contains("PREF") || parameters.contains { $0.name == "PREF" }
+    var isPreferred: Bool { typeFlags.preferred }
+
+    private func matchesUpper(_ bytes: Substring.UTF8View.SubSequence, _ word: StaticString) -> Bool {
+        var index = 0
+        let pointer = word.utf8Start
+        for byte in bytes {
+            if asciiUpper(byte) != pointer[index] { return false }
+            index += 1
+        }
+        return index == word.utf8CodeUnitCount
     }
 }
 
@@ -265,7 +293,8 @@ struct LogicalLine {
         default:
             bytes.append(contentsOf: line[groupEnd...])
             colon = findColon()
-            quotedPrintable = containsQP(bytes, upTo: colon ?? bytes.count)
+            let header = colon ?? bytes.count
+            quotedPrintable = bytes.withUnsafeBufferPointer { containsQP($0, upTo: header) }
         }
     }
 
@@ -309,23 +338,27 @@ struct LogicalLine {
         return line.count
     }
 
-    private func containsQP<C: Collection>(_ bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
-        contains(word: qp, in: bytes, upTo: end)
+    private func containsQP(_ bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+        LogicalLine.contains(word: LogicalLine.qp, in: bytes, upTo: end)
     }
 
-    private func containsBase64<C: Collection>(_ bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
-        contains(word: base64, in: bytes, upTo: end) || contains(word: encodingB, in: bytes, upTo: end)
+    private func containsBase64(_ bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+        LogicalLine.contains(word: LogicalLine.base64, in: bytes, upTo: end)
+            || LogicalLine.contains(word: LogicalLine.encodingB, in: bytes, upTo: end)
     }
 
-    private let qp = Array("QUOTED-PRINTABLE".utf8)
-    private let base64 = Array("BASE64".utf8)
-    private let encodingB = Array("ENCODING=B".utf8)
+    private static let qp = Array("QUOTED-PRINTABLE".utf8)
+    private static let base64 = Array("BASE64".utf8)
+    private static let encodingB = Array("ENCODING=B".utf8)
 
-    private func contains<C: Collection>(word: [UInt8], in bytes: C, upTo end: Int) -> Bool where C.Element == UInt8 {
-        let header = Array(bytes.prefix(end))
-        guard header.count >= word.count else { return false }
-        outer: for start in 0...(header.count - word.count) {
-            for i in 0..<word.count where asciiUpper(header[start + i]) != word[i] { continue outer }
+    /// Whether the parameters (`bytes[..<end]`) hold `word` in any case. A line
+    /// without parameters (no ';') is answered without a scan.
+    private static func contains(word: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+        let end = min(end, bytes.count)
+        guard end >= word.count, let base = bytes.baseAddress, memchr(base, 0x3B, end) != nil else { return false }
+        let first = word[0]
+        outer: for start in 0...(end - word.count) where asciiUpper(bytes[start]) == first {
+            for i in 1..<word.count where asciiUpper(bytes[start + i]) != word[i] { continue outer }
             return true
         }
         return false

@@ -30,6 +30,33 @@ extension BuzzDatabase {
         }
     }
 
+    /// What planning needs, and only that: included contacts with a birthday,
+    /// with id, name, birthday, categories and decision (no phones or emails).
+    public func plannableContacts() throws -> [Contact] {
+        try read { db in
+            var contacts: [Contact] = []
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at
+                FROM contact
+                WHERE decision = 1 AND (bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+                """)
+            while let row = try rows.next() {
+                var birthday: Birthday?
+                if let manual: String = row[7] {
+                    birthday = Birthday(storedForm: manual)
+                } else if let month: Int = row[2], let day: Int = row[3] {
+                    let calendar = (row[5] as String?).flatMap(BirthdayCalendar.init(rawValue:)) ?? .gregorian
+                    birthday = Birthday(month: month, day: day, year: row[4], calendar: calendar)
+                }
+                let categories: String = row[6]
+                let card = ContactCard(id: row[0], name: row[1], firstName: "", birthday: birthday,
+                                       categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init))
+                contacts.append(Contact(card: card, decision: .include, includedAt: row[8]))
+            }
+            return contacts
+        }
+    }
+
     /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
     public func findContacts(_ query: String) throws -> [Contact] {
         try read { db in

@@ -97,29 +97,40 @@ public final class ImportSession {
                 if !alreadySeen { summary.unchanged += 1 }
                 return
             }
-            try db.cachedStatement(sql: """
+            var update = try RawStatement(db, sql: """
                 UPDATE contact SET source = ?, name = ?, norm_name = ?, first_name = ?, has_uid = ?,
                     bday_month = ?, bday_day = ?, bday_year = ?, bday_calendar = ?, bday_text = ?,
                     anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, card_hash = ?,
                     updated_at = ?,
-                    decision = CASE WHEN decision IS NULL AND ? AND bday_month IS NULL AND ? IS NOT NULL
+                    decision = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
                                     THEN 1 ELSE decision END,
-                    included_at = CASE WHEN decision IS NULL AND ? AND bday_month IS NULL AND ? IS NOT NULL
-                                       THEN ? ELSE included_at END
-                WHERE id = ?
-                """).execute(arguments: encoded.arguments + [now, includeByDefault, encoded.birthdayMonth,
-                                                              includeByDefault, encoded.birthdayMonth, now, card.id])
+                    included_at = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
+                                       THEN ?17 ELSE included_at END
+                WHERE id = ?18
+                """)
+            encoded.bind(to: &update)
+            update.bind(now)
+            update.bind(card.id)
+            update.bindAt(1000, includeByDefault)
+            update.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
+            try update.execute()
             existing[card.id] = (source, encoded.hash, card.hasUID, encoded.normName)
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
-            try db.cachedStatement(sql: """
+            var insert = try RawStatement(db, sql: """
                 INSERT INTO contact (source, name, norm_name, first_name, has_uid, bday_month, bday_day,
                     bday_year, bday_calendar, bday_text, anniversary, phones, emails, categories, lang,
                     card_hash, updated_at, id, decision, included_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: encoded.arguments + [now, card.id, include ? 1 : nil,
-                                                              include ? now : nil, now])
+                """)
+            encoded.bind(to: &insert)
+            insert.bind(now)
+            insert.bind(card.id)
+            insert.bind(include ? Int64(1) : nil)
+            insert.bind(include ? now : nil)
+            insert.bind(now)
+            try insert.execute()
             existing[card.id] = (source, encoded.hash, card.hasUID, encoded.normName)
             summary.added += 1
         }
@@ -128,29 +139,74 @@ public final class ImportSession {
 
 /// A card's column values, and a hash of them to tell "unchanged" cheaply.
 struct EncodedCard {
-    var arguments: StatementArguments
-    var hash: Int64
-    var normName: String
-    var birthdayMonth: Int?
+    let source: String
+    let card: ContactCard
+    let normName: String
+    let birthdayMonth: Int?
+    let phones: String
+    let emails: String
+    let categories: String
+    let anniversary: String?
+    let hash: Int64
 
     init(_ card: ContactCard, source: String) {
+        self.source = source
+        self.card = card
         normName = ContactIdentity.normalizedName(card.name)
-        let birthday = card.birthday
-        birthdayMonth = birthday?.month
-        let phones = card.phones.map { "\($0.kind.rawValue)\t\($0.preferred ? 1 : 0)\t\($0.number)" }.joined(separator: "\n")
-        let emails = card.emails.map { "\($0.preferred ? 1 : 0)\t\($0.address)" }.joined(separator: "\n")
-        let categories = card.categories.joined(separator: "\n")
-        let anniversary = card.anniversary?.description
-        var hasher = FNV1a()
-        for field in [card.name, card.firstName, birthday?.description ?? "", birthday?.calendar.rawValue ?? "",
-                      card.birthdayText ?? "", anniversary ?? "", phones, emails, categories, card.language ?? "",
-                      card.hasUID ? "u" : "h"] {
-            hasher.add(field)
+        birthdayMonth = card.birthday?.month
+        var phones = ""
+        for phone in card.phones {
+            if !phones.isEmpty { phones += "\n" }
+            phones += phone.kind.rawValue + (phone.preferred ? "\t1\t" : "\t0\t") + phone.number
         }
+        self.phones = phones
+        var emails = ""
+        for email in card.emails {
+            if !emails.isEmpty { emails += "\n" }
+            emails += (email.preferred ? "1\t" : "0\t") + email.address
+        }
+        self.emails = emails
+        categories = card.categories.joined(separator: "\n")
+        anniversary = card.anniversary?.description
+        var hasher = FNV1a()
+        hasher.add(card.name)
+        hasher.add(card.firstName)
+        if let birthday = card.birthday {
+            hasher.add(Int64(birthday.month * 100 + birthday.day))
+            hasher.add(Int64(birthday.year ?? -1))
+            hasher.add(birthday.calendar.rawValue)
+        } else {
+            hasher.add(Int64(-1))
+        }
+        hasher.add(card.birthdayText ?? "")
+        hasher.add(anniversary ?? "")
+        hasher.add(phones)
+        hasher.add(emails)
+        hasher.add(categories)
+        hasher.add(card.language ?? "")
+        hasher.add(card.hasUID ? "u" : "h")
         hash = hasher.value
-        arguments = [source, card.name, normName, card.firstName, card.hasUID, birthday?.month, birthday?.day, birthday?.year,
-                     birthday.map { $0.calendar == .gregorian ? nil : $0.calendar.rawValue } ?? nil,
-                     card.birthdayText, anniversary, phones, emails, categories, card.language, hash]
+    }
+
+    /// Binds the 16 card columns, in the order the INSERT and UPDATE name them.
+    func bind(to statement: inout RawStatement) {
+        let birthday = card.birthday
+        statement.bind(source)
+        statement.bind(card.name)
+        statement.bind(normName)
+        statement.bind(card.firstName)
+        statement.bind(card.hasUID)
+        statement.bind(birthday?.month)
+        statement.bind(birthday?.day)
+        statement.bind(birthday?.year)
+        statement.bind(birthday.flatMap { $0.calendar == .gregorian ? nil : $0.calendar.rawValue })
+        statement.bind(card.birthdayText)
+        statement.bind(anniversary)
+        statement.bind(phones)
+        statement.bind(emails)
+        statement.bind(categories)
+        statement.bind(card.language)
+        statement.bind(hash)
     }
 }
 
@@ -165,6 +221,15 @@ struct FNV1a {
         }
         state ^= 0xFF
         state &*= 0x100_0000_01b3
+    }
+
+    mutating func add(_ number: Int64) {
+        var bits = UInt64(bitPattern: number)
+        for _ in 0..<8 {
+            state ^= bits & 0xFF
+            state &*= 0x100_0000_01b3
+            bits >>= 8
+        }
     }
 
     var value: Int64 { Int64(bitPattern: state) }

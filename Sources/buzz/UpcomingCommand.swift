@@ -26,7 +26,7 @@ struct UpcomingCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         let store = try context.openStore()
-        let contacts = try runtime { try store.allContacts() }
+        let contacts = try runtime { try store.plannableContacts() }
         let planner = Planner(config: context.config, defaultChannels: context.defaultChannels)
         var until: Int64?
         if let days {
