@@ -31,6 +31,89 @@ public struct PlannedEvent: Hashable, Sendable {
     }
 }
 
+/// The lightest plannable contact: what `upcoming` and the dispatcher load.
+public struct PlanningContact: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    public var birthday: Birthday?
+    public var categories: [String]
+    public var isIncluded: Bool
+    /// When the contact was included, seconds since 1970 (nil if unknown).
+    public var includedAt: Int64?
+
+    public init(id: String, name: String, birthday: Birthday?, categories: [String] = [], isIncluded: Bool = true,
+                includedAt: Int64? = nil) {
+        self.id = id
+        self.name = name
+        self.birthday = birthday
+        self.categories = categories
+        self.isIncluded = isIncluded
+        self.includedAt = includedAt
+    }
+}
+
+extension Contact {
+    /// What the planner needs of this contact.
+    public var planning: PlanningContact {
+        PlanningContact(id: id, name: name, birthday: birthday, categories: card.categories, isIncluded: isIncluded,
+                        includedAt: includedAt)
+    }
+}
+
+/// The `capacity` smallest fire times seen so far, as a max-heap.
+private struct FireTimeHeap {
+    private var heap: [Int64] = []
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        heap.reserveCapacity(min(capacity, 1 << 16))
+    }
+
+    /// The largest fire time that can still make the cut, once the heap is full.
+    var cutOff: Int64? { heap.count == capacity ? heap.first : nil }
+
+    /// Records `value`; false when it is later than every kept time (it cannot
+    /// be among the earliest `capacity`). Ties with the cut-off are kept.
+    mutating func offer(_ value: Int64) -> Bool {
+        if heap.count < capacity {
+            heap.append(value)
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard heap[parent] < heap[child] else { break }
+                heap.swapAt(parent, child)
+                child = parent
+            }
+            return true
+        }
+        guard let top = heap.first else { return false }
+        if value > top { return false }
+        if value == top { return true }
+        heap[0] = value
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var largest = parent
+            if left < heap.count, heap[left] > heap[largest] { largest = left }
+            if right < heap.count, heap[right] > heap[largest] { largest = right }
+            if largest == parent { break }
+            heap.swapAt(parent, largest)
+            parent = largest
+        }
+        return true
+    }
+}
+
+/// A compact event before its id and name are built (only the winners pay for strings).
+private struct Candidate {
+    var fireAt: Int64
+    var index: Int32
+    var offset: Int16
+    var occurrence: LocalDate
+    var age: Int?
+}
+
 /// Works out reminder events from contacts and configuration. A pure function
 /// of (contacts, config, now, time zone): it never reads a clock.
 public struct Planner: Sendable {
@@ -66,13 +149,14 @@ public struct Planner: Sendable {
     /// most `limit`; with `until`, only those firing at or before it.
     ///
     /// Only included contacts with a birthday take part.
-    public func upcoming(_ contacts: [Contact], now: Int64, until: Int64? = nil, limit: Int) -> [PlannedEvent] {
+    public func upcoming(_ contacts: [PlanningContact], now: Int64, until: Int64? = nil, limit: Int) -> [PlannedEvent] {
         guard limit > 0 else { return [] }
         let today = clock.localDate(at: now)
         // Compact candidates first; ids and names are built only for the winners.
-        struct Candidate { var fireAt: Int64; var index: Int32; var offset: Int16; var occurrence: LocalDate; var age: Int? }
+        // A max-heap of the `limit` earliest fire times gives a running cut-off,
+        // so most candidates are never stored and only a small set is sorted.
         var candidates: [Candidate] = []
-        candidates.reserveCapacity(contacts.count * offsets.count)
+        var earliest = FireTimeHeap(capacity: limit)
         var fireCache: [Int: Int64] = [:]
         func fireTime(_ day: LocalDate) -> Int64 {
             let key = day.daysSinceEpoch
@@ -81,9 +165,10 @@ public struct Planner: Sendable {
             fireCache[key] = value
             return value
         }
-        for (index, contact) in contacts.enumerated() {
+        for index in contacts.indices {
+            let contact = contacts[index]
             guard contact.isIncluded, let birthday = contact.birthday else { continue }
-            for offset in route(for: contact.card.categories).offsets {
+            for offset in route(for: contact.categories).offsets {
                 var occurrence = birthday.nextOccurrence(onOrAfter: today.adding(days: offset), feb29: feb29)
                 var fire = fireTime(occurrence.date.adding(days: -offset))
                 if fire <= now {
@@ -91,6 +176,7 @@ public struct Planner: Sendable {
                     fire = fireTime(occurrence.date.adding(days: -offset))
                 }
                 if let until, fire > until { continue }
+                guard earliest.offer(fire) else { continue }
                 candidates.append(Candidate(fireAt: fire, index: Int32(index), offset: Int16(offset),
                                             occurrence: occurrence.date, age: occurrence.age))
             }
@@ -98,13 +184,8 @@ public struct Planner: Sendable {
         // Order by fire time; ties are broken by contact id and offset so the
         // result is deterministic. Only the slice that can make the cut (up to
         // the limit, plus ties at its edge) pays for the string comparisons.
-        candidates.sort { $0.fireAt < $1.fireAt }
-        var end = min(limit, candidates.count)
-        if end > 0 {
-            let edge = candidates[end - 1].fireAt
-            while end < candidates.count, candidates[end].fireAt == edge { end += 1 }
-        }
-        let ordered = candidates[..<end].sorted { a, b in
+        if let cutOff = earliest.cutOff { candidates.removeAll { $0.fireAt > cutOff } }
+        let ordered = candidates.sorted { a, b in
             if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
             let ida = contacts[Int(a.index)].id, idb = contacts[Int(b.index)].id
             if ida != idb { return ida < idb }
@@ -117,22 +198,22 @@ public struct Planner: Sendable {
                 id: PlannedEvent.id(contactID: contact.id, offset: offset, occurrence: candidate.occurrence),
                 contactID: contact.id, name: contact.name, occurrence: candidate.occurrence,
                 offsetDays: offset, fireAt: candidate.fireAt, age: candidate.age,
-                channels: route(for: contact.card.categories).channels)
+                channels: route(for: contact.categories).channels)
         }
     }
 
     /// Every event whose fire time lies in `(after, upTo]`, with no ceiling: what a
     /// dispatch pass considers (DESIGN §2). Includes contacts not included, so the
     /// dispatcher can record them `skipped`; `isIncluded` tells them apart.
-    public func due(_ contacts: [Contact], after: Int64, upTo: Int64) -> [(event: PlannedEvent, contact: Contact)] {
+    public func due(_ contacts: [PlanningContact], after: Int64, upTo: Int64) -> [(event: PlannedEvent, contact: PlanningContact)] {
         guard upTo > after else { return [] }
         // Occurrence dates whose fire time could land in the window.
         let firstDay = clock.localDate(at: after).adding(days: -1)
         let lastDay = clock.localDate(at: upTo).adding(days: 1)
-        var result: [(PlannedEvent, Contact)] = []
+        var result: [(PlannedEvent, PlanningContact)] = []
         for contact in contacts {
             guard contact.isIncluded, let birthday = contact.birthday else { continue }
-            let route = route(for: contact.card.categories)
+            let route = route(for: contact.categories)
             for offset in route.offsets {
                 var start = firstDay.adding(days: offset)
                 while true {

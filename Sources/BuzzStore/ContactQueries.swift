@@ -9,11 +9,24 @@ extension BuzzDatabase {
     public func importSources(_ sources: [String], prune: Bool, now: Int64, includeByDefault: Bool,
                               feed: (String, ImportSession) throws -> Void) throws -> ImportSummary {
         try write { db in
+            // 16 MiB of page cache while importing: a large import touches pages
+            // all over the table. Other commands keep SQLite's small default.
+            try db.execute(sql: "PRAGMA cache_size = -16384")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             var total = ImportSummary()
+            var sessions: [ImportSession] = []
+            var seenAnywhere: Set<String> = []
             for source in sources {
                 let session = try ImportSession(db: db, source: source, now: now, includeByDefault: includeByDefault)
                 try feed(source, session)
-                try session.finish(prune: prune)
+                try session.finish()
+                seenAnywhere.formUnion(session.seenIDs)
+                sessions.append(session)
+            }
+            // Prune only once every source is read: a card that moved from one
+            // source to another in the same run keeps its contact and decisions.
+            for session in sessions {
+                if prune { try session.prune(keeping: seenAnywhere) }
                 total += session.summary
             }
             return total
@@ -32,9 +45,9 @@ extension BuzzDatabase {
 
     /// What planning needs, and only that: included contacts with a birthday,
     /// with id, name, birthday, categories and decision (no phones or emails).
-    public func plannableContacts() throws -> [Contact] {
+    public func plannableContacts() throws -> [PlanningContact] {
         try read { db in
-            var contacts: [Contact] = []
+            var contacts: [PlanningContact] = []
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at
                 FROM contact
@@ -49,9 +62,10 @@ extension BuzzDatabase {
                     birthday = Birthday(month: month, day: day, year: row[4], calendar: calendar)
                 }
                 let categories: String = row[6]
-                let card = ContactCard(id: row[0], name: row[1], firstName: "", birthday: birthday,
-                                       categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init))
-                contacts.append(Contact(card: card, decision: .include, includedAt: row[8]))
+                contacts.append(PlanningContact(
+                    id: row[0], name: row[1], birthday: birthday,
+                    categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
+                    includedAt: row[8]))
             }
             return contacts
         }

@@ -54,8 +54,11 @@ public final class ImportSession {
     /// Adds one entry of the stream.
     public func add(_ entry: ImportEntry) throws {
         switch entry {
-        case .skipped:
+        case .skipped(let problem):
             summary.skipped += 1
+            // A broken card whose UID is known still names a contact that is in
+            // the source: `--prune` must not remove it (nor its decisions).
+            if let uid = problem.uid { seen.insert(uid) }
         case .card(let card, _):
             if card.hasUID || existing[card.id] != nil || unmatchedByName[ContactIdentity.normalizedName(card.name)] == nil {
                 try upsert(card)
@@ -66,8 +69,11 @@ public final class ImportSession {
         }
     }
 
-    /// Ends the source: resolves name matches and prunes when asked.
-    func finish(prune: Bool) throws {
+    /// Ids this source holds, as read so far.
+    var seenIDs: Set<String> { seen }
+
+    /// Ends the source: resolves the deferred name matches.
+    func finish() throws {
         for var card in deferred {
             let name = ContactIdentity.normalizedName(card.name)
             let candidates = (unmatchedByName[name] ?? []).filter { !seen.contains($0) }
@@ -77,16 +83,18 @@ public final class ImportSession {
             try upsert(card)
         }
         deferred.removeAll()
-        if prune {
-            var gone: [String] = []
-            for (id, info) in existing where info.source == source && !seen.contains(id) { gone.append(id) }
-            let statement = try db.cachedStatement(sql: "DELETE FROM contact WHERE id = ?")
-            for id in gone {
-                try statement.execute(arguments: [id])
-                existing[id] = nil
-            }
-            summary.removed += gone.count
+    }
+
+    /// Removes contacts of this source that no source of the import holds.
+    func prune(keeping seenAnywhere: Set<String>) throws {
+        var gone: [String] = []
+        for (id, info) in existing where info.source == source && !seenAnywhere.contains(id) { gone.append(id) }
+        let statement = try db.cachedStatement(sql: "DELETE FROM contact WHERE id = ? AND source = ?")
+        for id in gone {
+            try statement.execute(arguments: [id, source])
+            existing[id] = nil
         }
+        summary.removed += gone.count
     }
 
     private func upsert(_ card: ContactCard) throws {

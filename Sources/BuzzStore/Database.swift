@@ -39,8 +39,6 @@ public final class BuzzDatabase: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // 16 MiB of page cache: a 100k-card import touches pages all over the table.
-            try db.execute(sql: "PRAGMA cache_size = -16384")
         }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -52,10 +52,22 @@ struct SetBirthdayCommand: ParsableCommand {
     @Argument(help: "Contact id or a case-insensitive part of a name.")
     var contact: String
 
-    @Argument(help: "MM-DD, --MM-DD or YYYY-MM-DD.")
-    var date: String
+    // `.allUnrecognized` so that `--05-06` is read as the date, not as an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("MM-DD, --MM-DD or YYYY-MM-DD.", valueName: "date"))
+    var dateArguments: [String] = []
+
+    /// The date words, without an end-of-options marker (`set-birthday sam -- --05-06`).
+    private var dates: [String] { dateArguments.filter { $0 != "--" } }
+
+    func validate() throws {
+        guard dates.count == 1 else {
+            throw ValidationError(dates.isEmpty ? "missing the date (MM-DD, --MM-DD or YYYY-MM-DD)"
+                                                : "one date only, not \(dates.joined(separator: " "))")
+        }
+    }
 
     func run() throws {
+        let date = dates[0]
         let context = try Context(root.global)
         guard let birthday = Birthday(storedForm: date) else {
             throw CLIError.request("\"\(date)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")

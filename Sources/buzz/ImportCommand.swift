@@ -24,7 +24,11 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         // Check every input before writing anything: a wrong path changes nothing.
-        let sources = try paths.map(ContactSource.init(path:))
+        var sources: [ContactSource] = []
+        for source in try paths.map(ContactSource.init(path:))
+        where !sources.contains(where: { $0.identifier == source.identifier }) {
+            sources.append(source)
+        }
         let store = try context.openStore()
         let progress = ImportProgress(totalBytes: sources.reduce(0) { $0 + $1.totalBytes })
         var problems = 0
@@ -48,7 +52,7 @@ struct ImportCommand: ParsableCommand {
             }
         }
         progress.finish()
-        let names = sources.map(\.displayName).joined(separator: ", ")
+        let names = sources.count <= 3 ? sources.map(\.displayName).joined(separator: ", ") : "\(sources.count) sources"
         print("imported \(names): \(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged, "
               + "\(summary.removed) removed, \(summary.skipped) skipped")
     }

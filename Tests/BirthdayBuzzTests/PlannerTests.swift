@@ -3,9 +3,9 @@ import Testing
 @testable import BirthdayBuzz
 
 @Suite struct PlannerTests {
-    static func contact(_ id: String, _ birthday: String, categories: [String] = [], decision: Decision? = .include) -> Contact {
+    static func contact(_ id: String, _ birthday: String, categories: [String] = [], decision: Decision? = .include) -> PlanningContact {
         Contact(card: ContactCard(id: id, name: "Person \(id)", birthday: Birthday(storedForm: birthday),
-                                  categories: categories), decision: decision)
+                                  categories: categories), decision: decision).planning
     }
 
     static func config(_ toml: String = "", zone: String = "UTC") throws -> BuzzConfig {
@@ -37,7 +37,7 @@ import Testing
     @Test func ceilingIsNearestFirst() throws {
         let config = try Self.config("[reminders]\nmax_pending = 10")
         let planner = Planner(config: config, defaultChannels: ["console"])
-        var contacts: [Contact] = []
+        var contacts: [PlanningContact] = []
         for index in 0..<100 {
             let date = LocalDate(daysSinceEpoch: (LocalDate(iso: "2027-01-01")!.daysSinceEpoch + index * 3))
             contacts.append(Self.contact("c\(index)", "1980-" + date.description.dropFirst(5)))
@@ -56,7 +56,7 @@ import Testing
         let planner = Planner(config: try Self.config(), defaultChannels: ["console"])
         let contacts = [Self.contact("in", "--05-01"), Self.contact("skip", "--05-02", decision: .skip),
                         Self.contact("undecided", "--05-03", decision: nil),
-                        Contact(card: ContactCard(id: "none", name: "No Birthday"), decision: .include)]
+                        Contact(card: ContactCard(id: "none", name: "No Birthday"), decision: .include).planning]
         let events = planner.upcoming(contacts, now: 0, limit: 100)
         #expect(Set(events.map(\.contactID)) == ["in"])
     }

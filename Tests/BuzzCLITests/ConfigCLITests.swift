@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+/// A broken config stops every command with status 2 and one line naming
+/// the file, the line and the key path (DESIGN §4), before anything is written.
+@Suite struct ConfigCLITests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var label: String
+        var toml: String
+        /// Text stderr must contain (after the config path).
+        var mentions: [String]
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "unterminated string", toml: "# comment\n[reminders]\ntime = \"09:00\n", mentions: ["config.toml:3:"]),
+        Case(label: "unclosed array", toml: "[general]\n\n[reminders]\noffsets = [0, 1\nfeb29 = \"mar1\"\n",
+             mentions: ["config.toml:"]),
+        Case(label: "unknown channel type", toml: "[channels.x]\ntype = \"pigeon\"\n",
+             mentions: ["config.toml:2:", "channels.x.type", "pigeon"]),
+        Case(label: "unknown key", toml: "[general]\ntimezone = \"UTC\"\n\n[reminders]\nofsets = [0]\n",
+             mentions: ["config.toml:5:", "reminders.ofsets"]),
+        Case(label: "unknown table", toml: "[reminder]\ntime = \"09:00\"\n", mentions: ["reminder"]),
+        Case(label: "unknown key in a channel", toml: "[channels.pager]\ntype = \"console\"\ncolour = \"red\"\n",
+             mentions: ["channels.pager.colour"]),
+        Case(label: "time 25:00", toml: "[general]\ntimezone = \"UTC\"\n\n[reminders]\ntime = \"25:00\"\n",
+             mentions: ["config.toml:5:", "reminders.time", "25:00"]),
+        Case(label: "time 9am", toml: "[reminders]\ntime = \"9am\"\n", mentions: ["reminders.time"]),
+        Case(label: "bad zone", toml: "[general]\ntimezone = \"Mars/Olympus_Mons\"\n",
+             mentions: ["config.toml:2:", "general.timezone", "Mars/Olympus_Mons"]),
+        Case(label: "bad feb29 policy", toml: "[reminders]\nfeb29 = \"feb30\"\n", mentions: ["reminders.feb29"]),
+        Case(label: "max_pending 0", toml: "[reminders]\nmax_pending = 0\n", mentions: ["reminders.max_pending"]),
+        Case(label: "offsets of the wrong type", toml: "[reminders]\noffsets = \"0\"\n", mentions: ["reminders.offsets"]),
+        Case(label: "route to a missing channel", toml: "[reminders]\nchannels = [\"pager\"]\n",
+             mentions: ["reminders.channels", "pager"]),
+    ]
+
+    @Test(arguments: cases)
+    func badConfigExitsTwoAndSaysWhere(_ testCase: Case) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(testCase.toml)
+        for command in [["list"], ["upcoming", "--json"], ["include", "nobody"]] {
+            let result = try await sandbox.run(command)
+            #expect(result.status == 2, "\(command): \(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(result.stderrLines.count == 1, "one line: \(result)")
+            #expect(result.stderr.contains(sandbox.configPath), "\(result)")
+            for mention in testCase.mentions {
+                #expect(result.stderr.contains(mention), "expected \(mention): \(result)")
+            }
+            #expect(!result.stderr.contains("Fatal error"), "\(result)")
+        }
+        // Nothing was done: the data dir was not even created.
+        #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir))
+    }
+
+    @Test func explicitConfigThatDoesNotExistExitsTwo() async throws {
+        let sandbox = try Sandbox()
+        let missing = sandbox.root + "/nowhere/config.toml"
+        let result = try await sandbox.run(["--config", missing, "list"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains(missing), "\(result)")
+    }
+
+    @Test func explicitConfigIsUsedInsteadOfTheDefault() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[reminders]\ntime = \"25:00\"\n")  // broken default: must not be read
+        let other = try sandbox.write("elsewhere.toml", "[reminders]\nfeb29 = \"mar1\"\n")
+        let file = try sandbox.write("l.vcf", VCard.card(uid: "l", name: "Lou Leap", bday: "--0229"))
+        let imported = try await sandbox.run(["--config", other, "import", file])
+        #expect(imported.status == 0, "\(imported)")
+        let rows = try await sandbox.jsonRows(["list", "--json", "--now", "2027-02-01", "--config", other])
+        #expect(rows.first?["next"] == .string("2027-03-01"))
+    }
+
+    @Test func validConfigWithEveryReminderKeyLoads() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "Asia/Tokyo"
+
+            [contacts]
+            include_by_default = true
+
+            [reminders]
+            offsets = [0, 2]
+            time = "07:30"
+            feb29 = "feb28"
+            max_pending = 5
+            catch_up = "6h"
+            channels = ["console"]
+
+            [channels.shout]
+            type = "console"
+            """)
+        let file = try sandbox.write("t.vcf", VCard.card(uid: "t", name: "Taro Tanaka", bday: "1970-05-05"))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        let rows = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-05-01T00:00+09:00"])
+        #expect(rows.map { $0["id"] } == [.string("t/2/2027-05-05"), .string("t/0/2027-05-05")])
+        #expect(rows.map { $0["fire_at"] } == [.string("2027-05-03T07:30:00+09:00"), .string("2027-05-05T07:30:00+09:00")])
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+
+/// include / skip / set-birthday / clear-birthday, and CONTACT resolution (DESIGN §3, §4).
+@Suite struct DecisionCLITests {
+    /// Ann, Anna Bell and Dan Dane (all undecided: no birthdays), plus Gus with a card birthday (included).
+    private func people() async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("people.vcf", [
+            VCard.card(uid: "u-ann", name: "Ann"),
+            VCard.card(uid: "u-anna", name: "Anna Bell"),
+            VCard.card(uid: "u-dan", name: "Dan Dane"),
+            VCard.card(uid: "u-gus", name: "Gus Grey", bday: "1950-10-10"),
+        ].joined())
+        let result = try await sandbox.run(["import", file])
+        #expect(result.status == 0, "\(result)")
+        return sandbox
+    }
+
+    @Test(arguments: [["include", "zelda"], ["skip", "zelda"], ["set-birthday", "zelda", "1990-01-01"],
+                      ["clear-birthday", "zelda"], ["include", "ann", "zelda"]])
+    func unknownContactExitsTwoAndChangesNothing(arguments: [String]) async throws {
+        let sandbox = try await people()
+        let before = try await sandbox.run(["list", "--all", "--json", "--now", "2027-01-15"])
+        let result = try await sandbox.run(arguments)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains("zelda"), "\(result)")
+        #expect(result.stderrLines.count == 1, "\(result)")
+        let after = try await sandbox.run(["list", "--all", "--json", "--now", "2027-01-15"])
+        #expect(after.stdout == before.stdout)
+    }
+
+    @Test(arguments: ["include", "skip"])
+    func ambiguousNameExitsTwoAndListsCandidates(command: String) async throws {
+        let sandbox = try await people()
+        let result = try await sandbox.run([command, "an"])
+        #expect(result.status == 2, "\(result)")
+        for candidate in ["Ann", "Anna Bell", "u-ann", "u-anna", "Dan Dane"] {
+            #expect(result.stderr.contains(candidate), "\(candidate): \(result)")
+        }
+        #expect(!result.stderr.contains("Gus"), "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["u-ann"]?["buzzed"] == .null)
+        #expect(all["u-anna"]?["buzzed"] == .null)
+    }
+
+    @Test func exactFullNameWinsOverPartialMatches() async throws {
+        let sandbox = try await people()
+        let result = try await sandbox.run(["include", "ANN"])
+        #expect(result.status == 0, "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["u-ann"]?["buzzed"] == .bool(true))
+        #expect(all["u-anna"]?["buzzed"] == .null)
+    }
+
+    @Test func idAndPartialNameResolve() async throws {
+        let sandbox = try await people()
+        #expect(try await sandbox.run(["skip", "u-anna", "bell", "dAnE"]).status == 0)
+        let all = try await sandbox.listAll()
+        #expect(all["u-anna"]?["buzzed"] == .bool(false))
+        #expect(all["u-dan"]?["buzzed"] == .bool(false))
+        #expect(try await sandbox.run(["include", "anna bell"]).status == 0)
+        #expect(try await sandbox.listAll()["u-anna"]?["buzzed"] == .bool(true))
+        // Skipping an included contact stops its reminders.
+        #expect(try await sandbox.run(["skip", "gus"]).status == 0)
+        let upcoming = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-01-15"])
+        #expect(upcoming.isEmpty, "\(upcoming)")
+    }
+
+    @Test(arguments: ["2027-06-02", "2099-01-01", "02-30", "2023-02-29", "13-01", "00-10", "1990-3-5",
+                      "1990-04-31", "tomorrow", "0229", "12-32"])
+    func impossibleOrFutureBirthdayExitsTwo(date: String) async throws {
+        let sandbox = try await people()
+        let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains(date), "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["u-anna"]?["birthday"] == .null)
+        #expect(all["u-anna"]?["buzzed"] == .null)
+    }
+
+    @Test(arguments: [("02-29", "--02-29"), ("2027-06-01", "2027-06-01"), ("2024-02-29", "2024-02-29"), ("12-31", "--12-31")])
+    func validBirthdayOnAnUndecidedContactIncludesIt(date: String, stored: String) async throws {
+        let sandbox = try await people()
+        let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
+        #expect(result.status == 0, "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["u-anna"]?["birthday"] == .string(stored))
+        #expect(all["u-anna"]?["buzzed"] == .bool(true))
+    }
+
+    @Test func dashDashMonthDayForm() async throws {
+        let sandbox = try await people()
+        // With the end-of-options marker the --MM-DD form is a value.
+        let separated = try await sandbox.run(["set-birthday", "anna", "--", "--03-04"])
+        #expect(separated.status == 0, "\(separated)")
+        #expect(try await sandbox.listAll()["u-anna"]?["birthday"] == .string("--03-04"))
+        // DESIGN §4 lists --MM-DD as a DATE form, so it must work as typed.
+        let bare = try await sandbox.run(["set-birthday", "dan", "--05-06"])
+        #expect(bare.status == 0, "set-birthday dan --05-06: \(bare)")
+        #expect(try await sandbox.listAll()["u-dan"]?["birthday"] == .string("--05-06"))
+    }
+
+    @Test func birthdayOnASkippedContactKeepsItSkipped() async throws {
+        let sandbox = try await people()
+        #expect(try await sandbox.run(["skip", "dan"]).status == 0)
+        let result = try await sandbox.run(["set-birthday", "dan", "02-29"])
+        #expect(result.status == 0, "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["u-dan"]?["birthday"] == .string("--02-29"))
+        #expect(all["u-dan"]?["buzzed"] == .bool(false))
+        let upcoming = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-01-15"])
+        #expect(!upcoming.contains { $0["contact_id"] == .string("u-dan") })
+    }
+
+    @Test func handEnteredBirthdayWinsAndClearRestoresTheCards() async throws {
+        let sandbox = try await people()
+        #expect(try await sandbox.run(["set-birthday", "gus", "1951-11-11"]).status == 0)
+        var gus = try await sandbox.listAll()["u-gus"]
+        #expect(gus?["birthday"] == .string("1951-11-11"))
+        #expect(gus?["buzzed"] == .bool(true))
+        let cleared = try await sandbox.run(["clear-birthday", "gus"])
+        #expect(cleared.status == 0, "\(cleared)")
+        gus = try await sandbox.listAll()["u-gus"]
+        #expect(gus?["birthday"] == .string("1950-10-10"))
+        #expect(gus?["buzzed"] == .bool(true))
+        // Nothing hand-entered left to clear.
+        let again = try await sandbox.run(["clear-birthday", "gus"])
+        #expect(again.status == 2, "\(again)")
+    }
+
+    @Test func clearBirthdayLeavesAContactWithoutOneMissing() async throws {
+        let sandbox = try await people()
+        #expect(try await sandbox.run(["set-birthday", "ann", "1999-01-02"]).status == 0)
+        #expect(try await sandbox.run(["clear-birthday", "ann"]).status == 0)
+        let ann = try await sandbox.listAll()["u-ann"]
+        #expect(ann?["birthday"] == .null)
+        #expect(ann?["section"] == .string("missing"))
+        #expect(ann?["buzzed"] == .bool(true), "set-birthday included it; clearing does not undo the decision")
+    }
+}
+
+/// `triage` driven through piped stdin.
+@Suite struct TriageCLITests {
+    private func threeUndecided() async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("t.vcf", [
+            VCard.card(uid: "t-1", name: "Cara Cole"),
+            VCard.card(uid: "t-2", name: "Dirk Dale"),
+            VCard.card(uid: "t-3", name: "Emma Eddy"),
+            VCard.card(uid: "t-4", name: "Finn Fixed", bday: "1980-02-02"),  // included already: not triaged
+        ].joined())
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        return sandbox
+    }
+
+    @Test func includeSkipQuit() async throws {
+        let sandbox = try await threeUndecided()
+        let result = try await sandbox.run(["triage"], stdin: "i\ns\nq\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("[1/3]"), "\(result)")
+        #expect(result.stdout.contains("[2/3]"), "\(result)")
+        #expect(!result.stdout.contains("/4]"), "\(result)")
+        #expect(!result.stdout.contains("Finn"), "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["t-1"]?["buzzed"] == .bool(true))
+        #expect(all["t-2"]?["buzzed"] == .bool(false))
+        #expect(all["t-3"]?["buzzed"] == .null)
+        #expect(all["t-4"]?["buzzed"] == .bool(true))
+    }
+
+    @Test func enterABirthday() async throws {
+        let sandbox = try await threeUndecided()
+        let result = try await sandbox.run(["triage", "--now", "2027-01-15"], stdin: "b\n1990-05-06\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("[1/3]"), "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["t-1"]?["birthday"] == .string("1990-05-06"))
+        #expect(all["t-1"]?["buzzed"] == .bool(true))
+        #expect(all["t-1"]?["next"] == .string("2027-05-06"))
+        #expect(all["t-2"]?["buzzed"] == .null)
+    }
+
+    @Test func badBirthdayIsAskedAgain() async throws {
+        let sandbox = try await threeUndecided()
+        let result = try await sandbox.run(["triage", "--now", "2027-01-15"], stdin: "b\n02-30\nb\n2099-01-01\nb\n--07-08\nn\ns\n")
+        #expect(result.status == 0, "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["t-1"]?["birthday"] == .string("--07-08"))
+        #expect(all["t-1"]?["buzzed"] == .bool(true))
+        #expect(all["t-2"]?["buzzed"] == .null, "n leaves it undecided")
+        #expect(all["t-3"]?["buzzed"] == .bool(false))
+    }
+
+    @Test func endOfInputKeepsWhatWasDecided() async throws {
+        let sandbox = try await threeUndecided()
+        let result = try await sandbox.run(["triage"], stdin: "s\n")
+        #expect(result.status == 0, "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["t-1"]?["buzzed"] == .bool(false))
+        #expect(all["t-2"]?["buzzed"] == .null)
+        // A second pass starts with what is still undecided.
+        let second = try await sandbox.run(["triage"], stdin: "q\n")
+        #expect(second.stdout.contains("[1/2] Dirk Dale"), "\(second)")
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// `init`, usage errors, and file modes.
+@Suite struct MiscCLITests {
+    @Test func initWritesAConfigThatLoadsAndRefusesToOverwrite() async throws {
+        let sandbox = try Sandbox()
+        let first = try await sandbox.run(["init"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.contains(sandbox.configPath), "\(first)")
+        let written = try String(contentsOfFile: sandbox.configPath, encoding: .utf8)
+        #expect(written.contains("[reminders]"))
+
+        let list = try await sandbox.run(["list"])
+        #expect(list.status == 0, "the starter config loads: \(list)")
+        let upcoming = try await sandbox.run(["upcoming", "--json"])
+        #expect(upcoming.status == 0, "\(upcoming)")
+
+        try Data((written + "\n# mine\n").utf8).write(to: URL(fileURLWithPath: sandbox.configPath))
+        let second = try await sandbox.run(["init"])
+        #expect(second.status == 2, "\(second)")
+        #expect(second.stderr.contains(sandbox.configPath), "\(second)")
+        #expect(try String(contentsOfFile: sandbox.configPath, encoding: .utf8).hasSuffix("# mine\n"), "left alone")
+
+        let forced = try await sandbox.run(["init", "--force"])
+        #expect(forced.status == 0, "\(forced)")
+        #expect(try String(contentsOfFile: sandbox.configPath, encoding: .utf8) == written)
+    }
+
+    @Test func initHonoursConfigOption() async throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.root + "/custom/buzz.toml"
+        let result = try await sandbox.run(["init", "--config", path])
+        #expect(result.status == 0, "\(result)")
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.configPath))
+        #expect(try await sandbox.run(["--config", path, "list"]).status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test(arguments: [["list", "--bogus"], ["--bogus", "list"], ["frobnicate"], ["set-birthday", "ann"],
+                      ["include"], ["list", "--sort", "age"], ["upcoming", "--days"]])
+    func usageErrorsExitTwo(arguments: [String]) async throws {
+        let sandbox = try Sandbox()
+        let result = try await sandbox.run(arguments)
+        #expect(result.status == 2, "\(arguments): \(result)")
+        #expect(!result.stderr.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir), "a usage error touches nothing")
+    }
+
+    @Test func helpExitsZero() async throws {
+        let sandbox = try Sandbox()
+        let result = try await sandbox.run(["--help"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("upcoming"), "\(result)")
+    }
+
+    @Test func dataDirIsCreatedPrivate() async throws {
+        let sandbox = try Sandbox()
+        let dataDir = sandbox.root + "/deep/nested/buzz-data"
+        let file = try sandbox.write("p.vcf", VCard.card(uid: "p", name: "Pat Private", bday: "--0101"))
+        let result = try await sandbox.run(["--data-dir", dataDir, "import", file], dataDir: false)
+        #expect(result.status == 0, "\(result)")
+        func mode(_ path: String) throws -> Int? {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            return (attributes[.posixPermissions] as? NSNumber)?.intValue
+        }
+        #expect(try mode(dataDir) == 0o700)
+        #expect(try mode(dataDir + "/buzz.sqlite") == 0o600)
+        for sidecar in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: dataDir + "/buzz.sqlite" + sidecar) {
+            #expect(try mode(dataDir + "/buzz.sqlite" + sidecar) == 0o600, "\(sidecar)")
+        }
+    }
+
+    @Test func dataDirFromEnvironmentDefaults() async throws {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("x.vcf", VCard.card(uid: "x", name: "Xena Xdg", bday: "--0101"))
+        // No --data-dir: $XDG_DATA_HOME/birthdaybuzz.
+        let result = try await sandbox.run(["import", file], dataDir: false)
+        #expect(result.status == 0, "\(result)")
+        #expect(FileManager.default.fileExists(atPath: sandbox.root + "/xdg-data/birthdaybuzz/buzz.sqlite"))
+    }
+
+    @Test func environmentVariablesNameConfigAndDataDir() async throws {
+        let sandbox = try Sandbox()
+        let config = try sandbox.write("env/config.toml", "[reminders]\nfeb29 = \"mar1\"\n")
+        let envData = sandbox.root + "/env-data"
+        let file = try sandbox.write("e.vcf", VCard.card(uid: "e", name: "Eve Env", bday: "--0229"))
+        let env: [String: String?] = ["BUZZ_CONFIG": config, "BUZZ_DATA_DIR": envData]
+        let imported = try await sandbox.run(["import", file], dataDir: false, environment: env)
+        #expect(imported.status == 0, "\(imported)")
+        #expect(FileManager.default.fileExists(atPath: envData + "/buzz.sqlite"))
+        let list = try await sandbox.run(["list", "--json", "--now", "2027-02-01"], dataDir: false, environment: env)
+        #expect(list.stdout.contains(#""next":"2027-03-01""#), "BUZZ_CONFIG is read: \(list)")
+        // The options win over the variables.
+        let other = try await sandbox.run(["list", "--json", "--now", "2027-02-01", "--data-dir", sandbox.dataDir],
+                                          dataDir: false, environment: env)
+        #expect(other.status == 0)
+        #expect(other.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(other)")
+    }
+
+    @Test func withoutXDGConfigHomeTheConfigIsUnderHome() async throws {
+        let sandbox = try Sandbox()
+        let path = try sandbox.write("home/.config/birthdaybuzz/config.toml", "[reminders]\ntime = \"24:00\"\n")
+        let result = try await sandbox.run(["list"], environment: ["XDG_CONFIG_HOME": nil])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains(path + ":2:"), "\(result)")
+        #expect(result.stderr.contains("reminders.time"), "\(result)")
+    }
+}
