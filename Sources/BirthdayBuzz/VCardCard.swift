@@ -38,14 +38,18 @@ struct CardBuilder {
             if anniversary == nil { anniversary = property }
         case .tel:
             var number = VCardText.singleLine(VCardText.decode(property))
-            if number.lowercased().hasPrefix("tel:") { number = String(number.dropFirst(4)) }
+            if number.utf8.count > 4, number.utf8.prefix(4).map(asciiUpper).elementsEqual("TEL:".utf8) {
+                number = String(number.dropFirst(4))
+            }
             guard !number.isEmpty else { return }
             let flags = property.typeFlags
             let kind: Phone.Kind = flags.cell ? .cell : flags.home ? .home : flags.work ? .work : .other
             phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
             var address = VCardText.singleLine(VCardText.decode(property))
-            if address.lowercased().hasPrefix("mailto:") { address = String(address.dropFirst(7)) }
+            if address.utf8.count > 7, address.utf8.prefix(7).map(asciiUpper).elementsEqual("MAILTO:".utf8) {
+                address = String(address.dropFirst(7))
+            }
             guard !address.isEmpty else { return }
             emails.append(Email(address: address, preferred: property.isPreferred))
         case .categories:
@@ -119,7 +123,7 @@ struct CardBuilder {
 
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
-        if property.parameter("VALUE")?.lowercased() == "text" {
+        if let value = property.parameter("VALUE"), value.utf8.map(asciiUpper).elementsEqual("TEXT".utf8) {
             let text = VCardText.singleLine(value)
             return text.isEmpty ? .empty : .text(text)
         }
@@ -176,47 +180,46 @@ enum VCardText {
     /// CATEGORIES), then unescapes each part.
     static func components(_ property: RawProperty, separator: UInt8) -> [String] {
         let text = decodedString(property)
+        // Separators and backslashes are ASCII, so splitting the UTF-8 bytes is exact.
+        let utf8 = text.utf8
         var parts: [String] = []
-        var current = ""
+        var start = utf8.startIndex
+        var index = start
         var escaped = false
-        for scalar in text.unicodeScalars {
+        while index != utf8.endIndex {
+            let byte = utf8[index]
             if escaped {
-                current.unicodeScalars.append("\\")
-                current.unicodeScalars.append(scalar)
                 escaped = false
-            } else if scalar == "\\" {
+            } else if byte == 0x5C {
                 escaped = true
-            } else if scalar.value == UInt32(separator) {
-                parts.append(unescape(current))
-                current = ""
-            } else {
-                current.unicodeScalars.append(scalar)
+            } else if byte == separator {
+                parts.append(unescape(String(text[start..<index])))
+                start = utf8.index(after: index)
             }
+            index = utf8.index(after: index)
         }
-        parts.append(unescape(current))
+        parts.append(unescape(String(text[start..<index])))
         return parts
     }
 
     /// `\n` `\N` → newline; `\,` `\;` `\:` `\\` → the character.
     static func unescape(_ text: String) -> String {
         guard text.utf8.contains(0x5C) else { return text }
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
         var escaped = false
-        for scalar in text.unicodeScalars {
+        for byte in text.utf8 {
             if escaped {
-                switch scalar {
-                case "n", "N": out.unicodeScalars.append("\n")
-                default: out.unicodeScalars.append(scalar)
-                }
+                out.append(byte == 0x6E || byte == 0x4E ? 0x0A : byte)
                 escaped = false
-            } else if scalar == "\\" {
+            } else if byte == 0x5C {
                 escaped = true
             } else {
-                out.unicodeScalars.append(scalar)
+                out.append(byte)
             }
         }
-        if escaped { out.unicodeScalars.append("\\") }
-        return out
+        if escaped { out.append(0x5C) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One line of text: control characters (CR, LF, TAB, …) become spaces,

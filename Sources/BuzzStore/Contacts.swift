@@ -31,7 +31,7 @@ public final class ImportSession {
     /// UID-less contacts of this source, by normalized name, not yet matched in this import.
     private var unmatchedByName: [String: [String]] = [:]
     private var seen: Set<String> = []
-    private var deferred: [ContactCard] = []
+    private var deferred: [PreparedCard] = []
     public private(set) var summary = ImportSummary()
 
     init(db: Database, source: String, now: Int64, includeByDefault: Bool) throws {
@@ -54,18 +54,28 @@ public final class ImportSession {
     /// Adds one entry of the stream.
     public func add(_ entry: ImportEntry) throws {
         switch entry {
-        case .skipped(let problem):
-            summary.skipped += 1
-            // A broken card whose UID is known still names a contact that is in
-            // the source: `--prune` must not remove it (nor its decisions).
-            if let uid = problem.uid { seen.insert(uid) }
-        case .card(let card, _):
-            if card.hasUID || existing[card.id] != nil || unmatchedByName[ContactIdentity.normalizedName(card.name)] == nil {
-                try upsert(card)
-            } else {
-                // A UID-less card whose id changed (new email?): matched by name at the end.
-                deferred.append(card)
-            }
+        case .skipped(let problem): skip(problem)
+        case .card(let card, _): try add(PreparedCard(card, source: source))
+        }
+    }
+
+    /// Counts a card that could not be read.
+    public func skip(_ problem: CardProblem) {
+        summary.skipped += 1
+        // A broken card whose UID is known still names a contact that is in
+        // the source: `--prune` must not remove it (nor its decisions).
+        if let uid = problem.uid { seen.insert(uid) }
+    }
+
+    /// Adds a card prepared (possibly on another thread) for this source.
+    public func add(_ prepared: PreparedCard) throws {
+        let prepared = prepared.source == source ? prepared : PreparedCard(prepared.card, source: source)
+        let card = prepared.card
+        if card.hasUID || existing[card.id] != nil || unmatchedByName[prepared.normName] == nil {
+            try upsert(prepared, id: card.id)
+        } else {
+            // A UID-less card whose id changed (new email?): matched by name at the end.
+            deferred.append(prepared)
         }
     }
 
@@ -74,13 +84,13 @@ public final class ImportSession {
 
     /// Ends the source: resolves the deferred name matches.
     func finish() throws {
-        for var card in deferred {
-            let name = ContactIdentity.normalizedName(card.name)
-            let candidates = (unmatchedByName[name] ?? []).filter { !seen.contains($0) }
-            if candidates.count == 1, existing[card.id] == nil, !seen.contains(card.id) {
-                card.id = candidates[0]
+        for prepared in deferred {
+            var id = prepared.card.id
+            let candidates = (unmatchedByName[prepared.normName] ?? []).filter { !seen.contains($0) }
+            if candidates.count == 1, existing[id] == nil, !seen.contains(id) {
+                id = candidates[0]
             }
-            try upsert(card)
+            try upsert(prepared, id: id)
         }
         deferred.removeAll()
     }
@@ -97,12 +107,14 @@ public final class ImportSession {
         summary.removed += gone.count
     }
 
-    private func upsert(_ card: ContactCard) throws {
-        let encoded = EncodedCard(card, source: source)
-        let alreadySeen = !seen.insert(card.id).inserted
-        if let previous = existing[card.id] {
-            if previous.hash == encoded.hash, previous.source == source {
-                if !alreadySeen { summary.unchanged += 1 }
+    private func upsert(_ encoded: PreparedCard, id: String) throws {
+        let card = encoded.card
+        let alreadySeen = !seen.insert(id).inserted
+        // `existing` is the database before this import; a card whose id came
+        // earlier in this import (a duplicate) updates the row written then.
+        if alreadySeen || existing[id] != nil {
+            if !alreadySeen, let previous = existing[id], previous.hash == encoded.hash, previous.source == source {
+                summary.unchanged += 1
                 return
             }
             var update = try RawStatement(db, sql: """
@@ -118,11 +130,10 @@ public final class ImportSession {
                 """)
             encoded.bind(to: &update)
             update.bind(now)
-            update.bind(card.id)
+            update.bind(id)
             update.bindAt(1000, includeByDefault)
             update.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
             try update.execute()
-            existing[card.id] = (source, encoded.hash, card.hasUID, encoded.normName)
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
@@ -134,21 +145,22 @@ public final class ImportSession {
                 """)
             encoded.bind(to: &insert)
             insert.bind(now)
-            insert.bind(card.id)
+            insert.bind(id)
             insert.bind(include ? Int64(1) : nil)
             insert.bind(include ? now : nil)
             insert.bind(now)
             try insert.execute()
-            existing[card.id] = (source, encoded.hash, card.hasUID, encoded.normName)
             summary.added += 1
         }
     }
 }
 
-/// A card's column values, and a hash of them to tell "unchanged" cheaply.
-struct EncodedCard {
+/// A card's column values for one source, and a hash of them to tell
+/// "unchanged" cheaply. Built wherever is convenient (the import builds them
+/// on its parsing thread) and handed to `ImportSession.add(_:)`.
+public struct PreparedCard: Sendable {
     let source: String
-    let card: ContactCard
+    public let card: ContactCard
     let normName: String
     let birthdayMonth: Int?
     let phones: String
@@ -157,7 +169,7 @@ struct EncodedCard {
     let anniversary: String?
     let hash: Int64
 
-    init(_ card: ContactCard, source: String) {
+    public init(_ card: ContactCard, source: String) {
         self.source = source
         self.card = card
         normName = ContactIdentity.normalizedName(card.name)

@@ -95,7 +95,7 @@ public final class BuzzDatabase: Sendable {
                     ask_count INTEGER NOT NULL DEFAULT 0,
                     created_at INTEGER NOT NULL,
                     updated_at INTEGER NOT NULL
-                ) WITHOUT ROWID;
+                );
                 CREATE TABLE delivery (
                     event_id TEXT NOT NULL,
                     channel TEXT NOT NULL,

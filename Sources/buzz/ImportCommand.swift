@@ -31,23 +31,32 @@ struct ImportCommand: ParsableCommand {
         }
         let store = try context.openStore()
         let progress = ImportProgress(totalBytes: sources.reduce(0) { $0 + $1.totalBytes })
-        var problems = 0
         let summary = try runtime {
             try store.importSources(sources.map(\.identifier), prune: prune, now: context.now,
                                     includeByDefault: context.config.contacts.includeByDefault) { identifier, session in
                 guard let source = sources.first(where: { $0.identifier == identifier }) else { return }
-                try source.read(progress: progress) { file, entry in
-                    switch entry {
-                    case .card(_, let cardProblems):
-                        for problem in cardProblems {
-                            printWarning("\(file): \(problem); kept without a birthday")
-                            problems += 1
+                // Two cores, two stages: a thread reads, parses and prepares cards
+                // while this one writes them to the database.
+                let pipe = EntryPipe()
+                let reader = Thread { source.produce(into: pipe) }
+                reader.start()
+                do {
+                    while let (items, bytes) = try pipe.take() {
+                        for item in items {
+                            switch item.entry {
+                            case .card(_, let cardProblems):
+                                for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
+                                if let prepared = item.prepared { try session.add(prepared) } else { try session.add(item.entry) }
+                            case .skipped(let problem):
+                                printWarning("\(item.file): \(problem); skipped")
+                                session.skip(problem)
+                            }
                         }
-                    case .skipped(let problem):
-                        printWarning("\(file): \(problem); skipped")
-                        problems += 1
+                        progress.advance(bytes: bytes)
                     }
-                    try session.add(entry)
+                } catch {
+                    pipe.cancel()
+                    throw error
                 }
             }
         }
@@ -167,8 +176,32 @@ struct ContactSource {
         throw CLIError.request("\(shown): not a vCard file (no BEGIN:VCARD) nor a Google Contacts CSV export")
     }
 
+    /// Reads every file into `pipe` in batches, preparing cards for the store;
+    /// runs on the reading thread and always ends the pipe.
+    func produce(into pipe: EntryPipe) {
+        var batch: [EntryPipe.Item] = []
+        var bytes = 0
+        batch.reserveCapacity(EntryPipe.batchSize)
+        do {
+            try read(bytesRead: { bytes += $0 }) { file, entry in
+                var prepared: PreparedCard?
+                if case .card(let card, _) = entry { prepared = PreparedCard(card, source: identifier) }
+                batch.append(EntryPipe.Item(file: file, entry: entry, prepared: prepared))
+                if batch.count == EntryPipe.batchSize {
+                    guard pipe.put(batch, bytes: bytes) else { throw CancellationError() }
+                    batch.removeAll(keepingCapacity: true)
+                    bytes = 0
+                }
+            }
+            _ = pipe.put(batch, bytes: bytes)
+            pipe.finish(error: nil)
+        } catch {
+            pipe.finish(error: error)
+        }
+    }
+
     /// Streams every entry of every file to `body`.
-    func read(progress: ImportProgress, _ body: (String, ImportEntry) throws -> Void) throws {
+    func read(bytesRead: (Int) -> Void, _ body: (String, ImportEntry) throws -> Void) throws {
         for (path, kind) in files {
             let shown = !isFolder ? displayName : displayName + "/" + (path as NSString).lastPathComponent
             var failure: (any Error)?
@@ -196,7 +229,7 @@ struct ContactSource {
                     }
                     if count == 0 { break }
                     reader.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]), emit)
-                    progress.advance(bytes: count)
+                    bytesRead(count)
                     if let failure { throw failure }
                 }
                 reader.finish(emit)
@@ -215,9 +248,73 @@ struct ContactSource {
                 } catch let error as GoogleContactsCSV.Error {
                     throw CLIError.request("\(shown): \(error)")
                 }
-                progress.advance(bytes: text.utf8.count)
+                bytesRead(text.utf8.count)
             }
             if let failure { throw failure }
         }
+    }
+}
+
+/// Hands batches of parsed entries from the reading thread to the writing one,
+/// holding at most a few batches so memory stays bounded.
+///
+/// `@unchecked Sendable`: every stored property is read and written only while
+/// `condition` is locked.
+final class EntryPipe: @unchecked Sendable {
+    struct Item: Sendable {
+        var file: String
+        var entry: ImportEntry
+        var prepared: PreparedCard?
+    }
+
+    static let batchSize = 256
+    private static let capacity = 8
+
+    private let condition = NSCondition()
+    private var queue: [(items: [Item], bytes: Int)] = []
+    private var finished = false
+    private var cancelled = false
+    private var failure: (any Error)?
+
+    /// Adds a batch, waiting while the pipe is full; false once the reader cancelled.
+    func put(_ items: [Item], bytes: Int) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= EntryPipe.capacity, !cancelled { condition.wait() }
+        if cancelled { return false }
+        queue.append((items, bytes))
+        condition.broadcast()
+        return true
+    }
+
+    /// Ends the stream, with the error that stopped it if any.
+    func finish(error: (any Error)?) {
+        condition.lock()
+        finished = true
+        failure = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next batch; nil at the end; throws what stopped the producer.
+    func take() throws -> ([Item], Int)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty, !finished { condition.wait() }
+        if !queue.isEmpty {
+            let next = queue.removeFirst()
+            condition.broadcast()
+            return (next.items, next.bytes)
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// The consumer gave up: release a producer waiting for room.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
     }
 }
