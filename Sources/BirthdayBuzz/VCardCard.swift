@@ -123,7 +123,7 @@ struct CardBuilder {
 
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
-        if let value = property.parameter("VALUE"), value.utf8.map(asciiUpper).elementsEqual("TEXT".utf8) {
+        if let kind = property.parameter("VALUE"), kind.utf8.map(asciiUpper).elementsEqual("TEXT".utf8) {
             let text = VCardText.singleLine(value)
             return text.isEmpty ? .empty : .text(text)
         }
