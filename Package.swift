@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         .target(
@@ -22,8 +23,23 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ]
         ),
+        // System libraries: libcurl4-openssl-dev and libdbus-1-dev on Debian.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
+        // The one owner of libcurl.
+        .target(name: "CurlSupport", dependencies: ["CCurl"]),
+        // One file per channel adapter, plus the registry.
+        .target(
+            name: "BuzzChannels",
+            dependencies: ["BirthdayBuzz", "CurlSupport", "CDBus"]
+        ),
+        // A recording channel, a fixed clock and the conformance suite every adapter runs.
+        .target(name: "BuzzTestKit", dependencies: ["BirthdayBuzz"]),
         .target(
             name: "BuzzStore",
             dependencies: [
@@ -37,18 +53,21 @@ let package = Package(
             dependencies: [
                 "BirthdayBuzz",
                 "BuzzStore",
+                "BuzzChannels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: []
         ),
-        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz"]),
+        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
+        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport"],
+                    resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz"]),
         .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "buzz"]),
     ]
 )
 
-for target in package.targets {
+for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

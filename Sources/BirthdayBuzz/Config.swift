@@ -73,6 +73,26 @@ public struct BuzzConfig: Sendable {
         channels.first { $0.name == name }
     }
 
+    /// The channel named `name`, including the built-in `console` and `desktop`
+    /// (a dbus channel with defaults) when no table redefines them.
+    public func resolvedChannel(named name: String) -> ChannelConfig? {
+        if let configured = channel(named: name) { return configured }
+        switch name {
+        case "console": return ChannelConfig(name: "console", kind: .console)
+        case "desktop": return ChannelConfig(name: "desktop", kind: .dbus(.init()))
+        default: return nil
+        }
+    }
+
+    /// Every channel `channels list` shows: the configured ones and the built-ins not redefined.
+    public var allChannels: [ChannelConfig] {
+        var all = channels
+        for name in BuzzConfig.builtInChannelNames.sorted() where channel(named: name) == nil {
+            if let builtIn = resolvedChannel(named: name) { all.append(builtIn) }
+        }
+        return all.sorted { $0.name < $1.name }
+    }
+
     /// The group that applies to a contact with these categories: the first by name.
     public func group(forCategories categories: [String]) -> Group? {
         guard !groups.isEmpty, !categories.isEmpty else { return nil }
@@ -83,6 +103,12 @@ public struct BuzzConfig: Sendable {
 
 /// A `[channels.NAME]` table: its type and that type's keys (DESIGN §5).
 public struct ChannelConfig: Sendable {
+    public init(name: String, timeout: Double = 10, kind: Kind) {
+        self.name = name
+        self.timeout = timeout
+        self.kind = kind
+    }
+
     public var name: String
     /// Seconds; every channel has one (default 10).
     public var timeout: Double = 10

@@ -1,0 +1,125 @@
+/// A rendered message, ready for any channel (DESIGN §5).
+public struct Message: Sendable, Hashable {
+    /// What the message is about; the generic webhook body's `event`.
+    public enum Kind: String, Sendable {
+        case reminder = "birthday.reminder"
+        case ask = "birthday.ask"
+        case message
+    }
+
+    /// The contact a message is about.
+    public struct ContactRef: Sendable, Hashable {
+        public var id: String
+        public var name: String
+
+        public init(id: String, name: String) {
+            self.id = id
+            self.name = name
+        }
+    }
+
+    /// Where a message addressed to a contact goes (an ask), instead of the channel's own `to`.
+    public enum Recipient: Sendable, Hashable {
+        case email(String)
+        case phone(String)
+
+        public var address: String {
+            switch self {
+            case .email(let address), .phone(let address): return address
+            }
+        }
+    }
+
+    public var kind: Kind
+    /// The event id (`<contact>/<offset>/<date>`, `<contact>/ask/<n>`) or a random id for `send`.
+    /// Channels derive Message-ID, Idempotency-Key and Matrix txnId from it.
+    public var id: String
+    public var title: String
+    public var body: String
+    public var contact: ContactRef?
+    public var occurrence: LocalDate?
+    public var daysUntil: Int?
+    /// BCP 47 tag of the language the text is in.
+    public var locale: String
+    public var urgency: ChannelConfig.Urgency
+    public var recipient: Recipient?
+
+    public init(kind: Kind = .message, id: String, title: String, body: String, contact: ContactRef? = nil,
+                occurrence: LocalDate? = nil, daysUntil: Int? = nil, locale: String = "en",
+                urgency: ChannelConfig.Urgency = .normal, recipient: Recipient? = nil) {
+        self.kind = kind
+        self.id = id
+        self.title = title
+        self.body = body
+        self.contact = contact
+        self.occurrence = occurrence
+        self.daysUntil = daysUntil
+        self.locale = locale
+        self.urgency = urgency
+        self.recipient = recipient
+    }
+}
+
+/// Why a delivery failed, and whether trying again can help.
+public struct DeliveryError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Outcome: Sendable, Hashable {
+        /// Worth retrying, not before `retryAfter` seconds when the server said so.
+        case temporary(retryAfter: Double?)
+        /// Retrying cannot help (bad credentials, a 4xx, a refused recipient).
+        case permanent
+    }
+
+    public var outcome: Outcome
+    /// One line a user understands; never holds a secret.
+    public var message: String
+
+    public init(_ outcome: Outcome, _ message: String) {
+        self.outcome = outcome
+        self.message = message
+    }
+
+    public static func temporary(_ message: String, retryAfter: Double? = nil) -> DeliveryError {
+        DeliveryError(.temporary(retryAfter: retryAfter), message)
+    }
+
+    public static func permanent(_ message: String) -> DeliveryError {
+        DeliveryError(.permanent, message)
+    }
+
+    public var isTemporary: Bool {
+        if case .temporary = outcome { return true }
+        return false
+    }
+
+    public var retryAfter: Double? {
+        if case .temporary(let after) = outcome { return after }
+        return nil
+    }
+
+    public var description: String { message }
+}
+
+/// A place messages can be delivered: the plugin protocol every channel type implements.
+///
+/// One essential requirement, `deliver(_:)`; `validate()` and `shutdown()` have
+/// defaults. Adapters throw `DeliveryError` so callers know whether to retry.
+/// Channels are built per process and reused for a batch (keep-alive
+/// connections live inside the adapter).
+public protocol NotificationChannel: Sendable {
+    /// The `[channels.NAME]` name.
+    var name: String { get }
+
+    /// Delivers one message; throws `DeliveryError`.
+    func deliver(_ message: Message) async throws
+
+    /// Checks the endpoint answers (for `doctor`); throws `DeliveryError` saying what is wrong in plain words.
+    func validate() async throws
+
+    /// Releases connections; called once when the process is done with the channel.
+    func shutdown() async
+}
+
+extension NotificationChannel {
+    public func validate() async throws {}
+    public func shutdown() async {}
+}

@@ -1,0 +1,3 @@
+import BirthdayBuzz
+import CurlSupport
+import CDBus
