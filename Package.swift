@@ -60,10 +60,10 @@ let package = Package(
             resources: []
         ),
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
-        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport"],
+        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz"]),
-        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "buzz"]),
+        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
     ]
 )
 

@@ -137,6 +137,11 @@ public struct ChannelConfig: Sendable {
     public struct DBus: Sendable {
         public var urgency: Urgency = .normal
         public var expireTimeout = -1
+
+        public init(urgency: Urgency = .normal, expireTimeout: Int = -1) {
+            self.urgency = urgency
+            self.expireTimeout = expireTimeout
+        }
     }
 
     public enum Security: String, Sendable, CaseIterable { case starttls, tls, none }
@@ -158,6 +163,19 @@ public struct ChannelConfig: Sendable {
         public var to: [String]
         public var insecure = false
         public var caFile: String?
+
+        public init(host: String, port: Int, security: Security = .starttls, username: String? = nil,
+                    password: SecretSource? = nil, from: String, to: [String], insecure: Bool = false, caFile: String? = nil) {
+            self.host = host
+            self.port = port
+            self.security = security
+            self.username = username
+            self.password = password
+            self.from = from
+            self.to = to
+            self.insecure = insecure
+            self.caFile = caFile
+        }
     }
 
     public enum Preset: String, Sendable, CaseIterable {
@@ -183,12 +201,22 @@ public struct ChannelConfig: Sendable {
         public var contentType: String?
         public var method = "POST"
         public var insecure = false
+
+        public init(target: Target, preset: Preset = .generic) {
+            self.target = target
+            self.preset = preset
+        }
     }
 
     public struct Exec: Sendable {
         public var command: [String]
         /// Sorted by variable name.
         public var environment: [(name: String, value: String)] = []
+
+        public init(command: [String], environment: [(name: String, value: String)] = []) {
+            self.command = command
+            self.environment = environment
+        }
     }
 }
 

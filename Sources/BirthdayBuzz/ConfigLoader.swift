@@ -1,4 +1,6 @@
 import Foundation
+// Linked explicitly: with --static-swift-stdlib, TimeZone(identifier:) finds no zones without it.
+import FoundationInternationalization
 import TOMLKit
 
 extension BuzzConfig {

@@ -14,11 +14,13 @@ public final class SecretScrubber: Sendable {
     public func register(_ secret: String) {
         let trimmed = secret.trimmingWhitespace()
         guard trimmed.count >= 4 else { return }
+        // "Bearer abc…" / "Basic …": the token alone must go too, wherever it shows.
+        let parts = trimmed.split(separator: " ").map(String.init).filter { $0.count >= 8 }
         secrets.withLock { list in
-            if !list.contains(trimmed) {
-                list.append(trimmed)
-                list.sort { $0.count > $1.count }  // longest first, so overlapping secrets go whole
+            for value in [trimmed] + parts where !list.contains(value) {
+                list.append(value)
             }
+            list.sort { $0.count > $1.count }  // longest first, so overlapping secrets go whole
         }
     }
 

@@ -144,7 +144,7 @@ struct CardBuilder {
 }
 
 /// Decoding of vCard property values: QUOTED-PRINTABLE, CHARSET, escapes.
-enum VCardText {
+public enum VCardText {
     /// The value's bytes after transfer decoding, as text in its CHARSET
     /// (UTF-8 by default; invalid UTF-8 is read as Windows-1252).
     static func decodedString(_ property: RawProperty) -> String {
@@ -253,6 +253,11 @@ enum VCardText {
         }
         if out.last == " " { out.removeLast() }
         return out
+    }
+
+    /// Text shown in one line (server replies, plugin stderr).
+    public static func singleLineForDisplay(_ text: String) -> String {
+        singleLine(text)
     }
 
     /// QUOTED-PRINTABLE decoding (soft breaks were joined by the reader).

@@ -1,3 +1,107 @@
 import BirthdayBuzz
-import CurlSupport
-import CDBus
+import Foundation
+
+/// What every channel may need from the process that builds it.
+public struct ChannelContext: Sendable {
+    /// The environment secrets and URLs are read from (`password_env`, `url_env`, `{ env = … }`).
+    public var environment: [String: String]
+    /// Folder of the config file: relative paths resolve against it, and exec refuses it when unsafe.
+    public var configDirectory: String?
+    /// Every resolved secret is registered here so that no output shows it.
+    public var scrubber: SecretScrubber
+    /// Where the console channel writes (standard output by default).
+    public var consoleOutput: @Sendable (String) -> Void
+
+    public init(environment: [String: String], configDirectory: String?, scrubber: SecretScrubber,
+                consoleOutput: @escaping @Sendable (String) -> Void = { text in
+                    FileHandle.standardOutput.write(Data(text.utf8))
+                }) {
+        self.environment = environment
+        self.configDirectory = configDirectory
+        self.scrubber = scrubber
+        self.consoleOutput = consoleOutput
+    }
+
+    /// A path from the config, with `~/` expanded and relative paths read from the config folder.
+    public func resolvePath(_ path: String) -> String {
+        if path.hasPrefix("~/"), let home = environment["HOME"] { return home + path.dropFirst(1) }
+        if path.hasPrefix("/") { return path }
+        return (configDirectory.map { $0 + "/" } ?? "") + path
+    }
+}
+
+/// Maps a channel `type` to the adapter that implements it. Adding a type is one
+/// file plus one line in `builders`.
+public struct ChannelRegistry: Sendable {
+    public typealias Builder = @Sendable (ChannelConfig, ChannelContext) throws -> any NotificationChannel
+
+    public var builders: [String: Builder]
+
+    public init(builders: [String: Builder] = ChannelRegistry.standardBuilders) {
+        self.builders = builders
+    }
+
+    public static let standardBuilders: [String: Builder] = [
+        "console": { config, context in ConsoleChannel(name: config.name, output: context.consoleOutput) },
+        "dbus": { config, context in
+            guard case .dbus(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
+            return DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment)
+        },
+        "smtp": { config, context in
+            guard case .smtp(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
+            return try SMTPChannel(name: config.name, options: options, timeout: config.timeout, context: context)
+        },
+        "webhook": { config, context in
+            guard case .webhook(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
+            return try WebhookChannel(name: config.name, options: options, timeout: config.timeout, context: context)
+        },
+        "exec": { config, context in
+            guard case .exec(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
+            return ExecChannel(name: config.name, options: options, timeout: config.timeout,
+                               configDirectory: context.configDirectory, scrubber: context.scrubber)
+        },
+    ]
+
+    /// Builds the adapter for a channel table.
+    public func make(_ config: ChannelConfig, context: ChannelContext) throws -> any NotificationChannel {
+        guard let builder = builders[config.typeName] else {
+            throw ChannelSetupError(message: "\(config.name): no adapter for channel type \"\(config.typeName)\"")
+        }
+        return try builder(config, context)
+    }
+}
+
+/// A channel that cannot be built from its table (a secret that cannot be read,
+/// an environment variable that is not set). One line, never the secret itself.
+public struct ChannelSetupError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+
+    static func kindMismatch(_ name: String) -> ChannelSetupError {
+        ChannelSetupError(message: "\(name): channel options do not match its type")
+    }
+
+    public var description: String { message }
+}
+
+/// Prints messages to standard output: the embedded default channel.
+public struct ConsoleChannel: NotificationChannel {
+    public let name: String
+    private let output: @Sendable (String) -> Void
+
+    public init(name: String = "console", output: @escaping @Sendable (String) -> Void) {
+        self.name = name
+        self.output = output
+    }
+
+    public func deliver(_ message: Message) async throws {
+        var text = "🎂 " + message.title
+        if let recipient = message.recipient { text += " (to \(recipient.address))" }
+        text += "\n"
+        if !message.body.isEmpty { text += message.body + "\n" }
+        output(text)
+    }
+}

@@ -1,1 +1,269 @@
 import CCurl
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A libcurl failure: curl's own message, and what kind of failure it is.
+public struct CurlError: Error, Sendable, CustomStringConvertible {
+    public let code: Int
+    /// curl's error buffer, else `curl_easy_strerror`.
+    public let message: String
+
+    init(_ code: CURLcode, buffer: String?) {
+        self.code = Int(code.rawValue)
+        let detail = buffer.flatMap { $0.isEmpty ? nil : $0 } ?? String(cString: curl_easy_strerror(code))
+        message = detail.replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
+    }
+
+    init(setup message: String) {
+        code = -1
+        self.message = message
+    }
+
+    /// The connection could not be made or was lost: trying later can help.
+    public var isConnectionFailure: Bool {
+        [CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR,
+         CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR]
+            .map { Int($0.rawValue) }.contains(code)
+    }
+
+    public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+
+    /// TLS certificate or host verification failed.
+    public var isCertificateProblem: Bool {
+        [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM]
+            .map { Int($0.rawValue) }.contains(code)
+    }
+
+    public var isLoginDenied: Bool { code == Int(CURLE_LOGIN_DENIED.rawValue) }
+    /// STARTTLS was required and the server did not offer it.
+    public var isTLSRequiredButUnavailable: Bool { code == Int(CURLE_USE_SSL_FAILED.rawValue) }
+
+    public var description: String { message }
+}
+
+/// `curl_global_init`, exactly once per process, before any handle exists.
+private let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+/// Transfer options common to HTTP and SMTP.
+public struct TransferSecurity: Sendable {
+    /// Skip TLS certificate and host verification (`insecure = true`).
+    public var insecure = false
+    /// A PEM file of CA certificates to trust instead of the system's.
+    public var caFile: String?
+
+    public init(insecure: Bool = false, caFile: String? = nil) {
+        self.insecure = insecure
+        self.caFile = caFile
+    }
+}
+
+/// The one owner of a libcurl easy handle and of everything it points to
+/// (error buffer, header lists, request body, callback context).
+///
+/// Not thread-safe by itself: `CurlSession` serializes every use on its own
+/// queue. Reusing one handle keeps the connection alive between transfers.
+final class CurlEasy {
+    let handle: OpaquePointer
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var lists: [UnsafeMutablePointer<curl_slist>] = []
+    /// The upload or POST body, in memory we own: libcurl reads it without copying.
+    private var body = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    private var bodyOffset = 0
+    var responseBody: [UInt8] = []
+    var responseHeaders: [(String, String)] = []
+    /// Caps what is kept of a reply (the rest is read and dropped).
+    var responseLimit = 1 << 20
+    /// The protocol set configured on this handle (options set once).
+    var configuredProtocols: String?
+
+    init() throws {
+        guard globalInit == CURLE_OK, let easy = curl_easy_init() else {
+            throw CurlError(setup: "libcurl could not be initialised")
+        }
+        handle = OpaquePointer(easy)
+        errorBuffer[0] = 0
+        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try set(CURLOPT_WRITEDATA, pointer: context)
+        try set(CURLOPT_HEADERDATA, pointer: context)
+        try set(CURLOPT_READDATA, pointer: context)
+        try check(CCurl_setopt_callback(raw, CURLOPT_WRITEFUNCTION, curlWrite))
+        try check(CCurl_setopt_callback(raw, CURLOPT_HEADERFUNCTION, curlHeader))
+        try check(CCurl_setopt_callback(raw, CURLOPT_READFUNCTION, curlRead))
+    }
+
+    deinit {
+        curl_easy_cleanup(UnsafeMutableRawPointer(handle))
+        for list in lists { curl_slist_free_all(list) }
+        errorBuffer.deallocate()
+        body.deallocate()
+    }
+
+    private var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(handle) }
+
+    func check(_ code: CURLcode) throws {
+        guard code == CURLE_OK else { throw CurlError(code, buffer: nil) }
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws {
+        try check(CCurl_setopt_long(raw, option, value))
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeRawPointer?) throws {
+        try check(CCurl_setopt_ptr(raw, option, pointer))
+    }
+
+    /// Sets a string option (libcurl copies strings).
+    func set(_ option: CURLoption, _ value: String?) throws {
+        guard let value else {
+            try check(CCurl_setopt_ptr(raw, option, nil))
+            return
+        }
+        try value.withCString { try check(CCurl_setopt_ptr(raw, option, $0)) }
+    }
+
+    /// Sets a list option (headers, recipients); the list lives as long as the handle
+    /// or until replaced by the next call for the same transfer.
+    func set(_ option: CURLoption, list values: [String]) throws {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for value in values {
+            guard let appended = value.withCString({ curl_slist_append(list, $0) }) else {
+                if let list { curl_slist_free_all(list) }
+                throw CurlError(setup: "out of memory building a libcurl list")
+            }
+            list = appended
+        }
+        try check(CCurl_setopt_ptr(raw, option, list.map { UnsafeRawPointer($0) }))
+        if let list { lists.append(list) }
+    }
+
+    /// Frees the lists of the previous transfer (after their options were replaced).
+    func dropOldLists(keepingLast count: Int) {
+        guard lists.count > count else { return }
+        for list in lists.prefix(lists.count - count) { curl_slist_free_all(list) }
+        lists.removeFirst(lists.count - count)
+    }
+
+    func setSecurity(_ security: TransferSecurity) throws {
+        try set(CURLOPT_SSL_VERIFYPEER, security.insecure ? 0 : 1)
+        try set(CURLOPT_SSL_VERIFYHOST, security.insecure ? 0 : 2)
+        if let ca = security.caFile { try set(CURLOPT_CAINFO, ca) }
+    }
+
+    /// Sets the request body (POSTFIELDS for HTTP, read callback for uploads).
+    func setBody(_ bytes: [UInt8], asPostFields: Bool) throws {
+        let fresh = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        fresh.copyBytes(from: bytes)
+        if asPostFields {
+            try check(CCurl_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)))
+            try set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(fresh.baseAddress))
+        }
+        body.deallocate()
+        body = UnsafeMutableRawBufferPointer(rebasing: fresh[..<bytes.count])
+        bodyOffset = 0
+        if !asPostFields {
+            try check(CCurl_setopt_off(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.count)))
+        }
+    }
+
+    /// Runs the transfer (blocking).
+    func perform() throws {
+        responseBody.removeAll(keepingCapacity: true)
+        responseHeaders.removeAll(keepingCapacity: true)
+        bodyOffset = 0
+        errorBuffer[0] = 0
+        let code = curl_easy_perform(raw)
+        guard code == CURLE_OK else {
+            throw CurlError(code, buffer: String(cString: errorBuffer))
+        }
+    }
+
+    func info(_ info: CURLINFO) -> Int {
+        var value = 0
+        _ = CCurl_getinfo_long(raw, info, &value)
+        return value
+    }
+
+    fileprivate func received(_ bytes: UnsafeRawBufferPointer) {
+        let room = responseLimit - responseBody.count
+        if room > 0 { responseBody.append(contentsOf: bytes.prefix(room)) }
+    }
+
+    fileprivate func receivedHeader(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") { responseHeaders.removeAll() }  // a new response (after 100-continue)
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        responseHeaders.append((name, value))
+    }
+
+    fileprivate func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(buffer.count, body.count - bodyOffset)
+        guard count > 0 else { return 0 }
+        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: body[bodyOffset..<bodyOffset + count]))
+        bodyOffset += count
+        return count
+    }
+}
+
+private func curlWrite(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+    easy.received(UnsafeRawBufferPointer(start: data, count: size * count))
+    return size * count
+}
+
+private func curlHeader(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+    easy.receivedHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+    return size * count
+}
+
+private func curlRead(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return Int(CURL_READFUNC_ABORT) }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+    return easy.read(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+}
+
+/// Runs libcurl work for one channel on a queue of its own, off Swift's
+/// cooperative pool, with one easy handle reused across transfers (keep-alive).
+///
+/// `@unchecked Sendable`: the handle is only touched from `queue`.
+public final class CurlSession: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private var easy: CurlEasy?
+
+    public init(label: String) {
+        queue = DispatchQueue(label: "birthdaybuzz.curl." + label)
+    }
+
+    /// Runs `body` with the session's handle on the session's queue.
+    func run<T: Sendable>(_ body: @escaping @Sendable (CurlEasy) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do {
+                    if self.easy == nil { self.easy = try CurlEasy() }
+                    guard let easy = self.easy else { throw CurlError(setup: "no libcurl handle") }
+                    continuation.resume(returning: try body(easy))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Closes the connection (the handle is made anew on the next use).
+    public func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.easy = nil
+                continuation.resume()
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@ import Foundation
 
 /// `buzz`: the command-line tool and daemon. This target only parses and wires.
 @main
-struct Buzz: ParsableCommand {
+struct Buzz: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "buzz",
         abstract: "Never miss a birthday: import contacts, plan reminders, deliver them.",
@@ -12,6 +12,7 @@ struct Buzz: ParsableCommand {
             InitCommand.self, ImportCommand.self, ListCommand.self, UpcomingCommand.self,
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,
             SetBirthdayCommand.self, ClearBirthdayCommand.self,
+            SendCommand.self, ChannelsCommand.self, DoctorCommand.self,
         ]
     )
 
@@ -20,13 +21,17 @@ struct Buzz: ParsableCommand {
     /// Runs the command and maps every failure to DESIGN §4's exit statuses:
     /// 0 done, 1 delivery or runtime failure, 2 the request was wrong
     /// (argument-parser's usage status 64 becomes 2).
-    static func main() {
+    static func main() async {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
         let status: Int32
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
             status = 0
         } catch let error as CLIError {
             printError(error.message)

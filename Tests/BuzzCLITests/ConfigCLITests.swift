@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 import Testing
 

@@ -3,8 +3,8 @@ import Testing
 
 /// Where the `buzz` executable under test is: `BUZZ_BIN`, else next to this
 /// test bundle (same scratch path), else `<package>/.build*/debug/buzz`.
-enum BuzzBinary {
-    static let path: String? = locate()
+public enum BuzzBinary {
+    public static let path: String? = locate()
 
     private static func locate() -> String? {
         let fileManager = FileManager.default
@@ -45,26 +45,26 @@ enum BuzzBinary {
 }
 
 /// What one run of `buzz` did.
-struct BuzzResult: CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
+public struct BuzzResult: CustomStringConvertible {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
 
-    var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+    public var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 
     /// Lines of stderr, without the empty tail.
-    var stderrLines: [Substring] { stderr.split(separator: "\n") }
+    public var stderrLines: [Substring] { stderr.split(separator: "\n") }
 }
 
 /// A private world for one test: temp dir, data dir, config home, HOME; the
 /// user's own config and session bus are never seen by the child.
-final class Sandbox: Sendable {
-    let root: String
-    let dataDir: String
-    let configHome: String
-    let home: String
+public final class Sandbox: Sendable {
+    public let root: String
+    public let dataDir: String
+    public let configHome: String
+    public let home: String
 
-    init() throws {
+    public init() throws {
         let base = FileManager.default.temporaryDirectory.standardizedFileURL.path
         root = base + "/buzz-cli-" + UUID().uuidString.lowercased()
         dataDir = root + "/data"
@@ -79,16 +79,16 @@ final class Sandbox: Sendable {
     }
 
     /// `$XDG_CONFIG_HOME/birthdaybuzz/config.toml`, the default config path.
-    var configPath: String { configHome + "/birthdaybuzz/config.toml" }
+    public var configPath: String { configHome + "/birthdaybuzz/config.toml" }
 
-    func writeConfig(_ text: String) throws {
+    public func writeConfig(_ text: String) throws {
         try FileManager.default.createDirectory(atPath: configHome + "/birthdaybuzz", withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: configPath))
     }
 
     /// Writes a file under the sandbox (creating folders) and returns its absolute path.
     @discardableResult
-    func write(_ relativePath: String, _ text: String) throws -> String {
+    public func write(_ relativePath: String, _ text: String) throws -> String {
         let path = root + "/" + relativePath
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
@@ -96,7 +96,7 @@ final class Sandbox: Sendable {
         return path
     }
 
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "HOME": home,
@@ -112,7 +112,7 @@ final class Sandbox: Sendable {
     /// Runs `buzz --data-dir <sandbox data> ARGS` (unless `dataDir` is false)
     /// in the sandbox, with `stdin` as its standard input (else /dev/null).
     /// `overrides` changes the child's environment (nil removes a variable).
-    func run(_ arguments: [String], stdin: String? = nil, dataDir useDataDir: Bool = true,
+    public func run(_ arguments: [String], stdin: String? = nil, dataDir useDataDir: Bool = true,
              environment overrides: [String: String?] = [:],
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> BuzzResult {
         let binary = try #require(BuzzBinary.path, """
@@ -163,14 +163,14 @@ final class Sandbox: Sendable {
     }
 
     /// Runs a command that must succeed and print a JSON array of objects.
-    func jsonRows(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [JSONRow] {
+    public func jsonRows(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [JSONRow] {
         let result = try await run(arguments, sourceLocation: sourceLocation)
         #expect(result.status == 0, "\(arguments): \(result)", sourceLocation: sourceLocation)
         return try JSONRow.parseArray(result.stdout, sourceLocation: sourceLocation)
     }
 
     /// `list --all --json` by contact id.
-    func listAll(now: String = "2027-01-15", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: JSONRow] {
+    public func listAll(now: String = "2027-01-15", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: JSONRow] {
         let rows = try await jsonRows(["list", "--all", "--json", "--now", now], sourceLocation: sourceLocation)
         var byID: [String: JSONRow] = [:]
         for row in rows {
@@ -186,10 +186,10 @@ final class Sandbox: Sendable {
 
 /// One JSON value, typed precisely (JSONSerialization's NSNumber would let
 /// `1` pass for `true`).
-enum JSONValue: Equatable, CustomStringConvertible {
+public enum JSONValue: Equatable, CustomStringConvertible {
     case missing, null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object
 
-    init(_ any: Any?) {
+    public init(_ any: Any?) {
         switch any {
         case nil: self = .missing
         case is NSNull: self = .null
@@ -207,17 +207,17 @@ enum JSONValue: Equatable, CustomStringConvertible {
         }
     }
 
-    var string: String? {
+    public var string: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    var int: Int? {
+    public var int: Int? {
         if case .int(let value) = self { return value }
         return nil
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .missing: return "<missing>"
         case .null: return "null"
@@ -232,25 +232,25 @@ enum JSONValue: Equatable, CustomStringConvertible {
 }
 
 /// One JSON object of a command's output.
-struct JSONRow: CustomStringConvertible {
-    var fields: [String: Any]
+public struct JSONRow: CustomStringConvertible {
+    public var fields: [String: Any]
 
-    subscript(key: String) -> JSONValue { JSONValue(fields[key]) }
+    public subscript(key: String) -> JSONValue { JSONValue(fields[key]) }
 
-    var keys: Set<String> { Set(fields.keys) }
+    public var keys: Set<String> { Set(fields.keys) }
 
-    var description: String {
+    public var description: String {
         "{" + fields.keys.sorted().map { "\($0): \(self[$0])" }.joined(separator: ", ") + "}"
     }
 
-    static func parseArray(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [JSONRow] {
+    public static func parseArray(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [JSONRow] {
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
         let array = try #require(object as? [[String: Any]], "not an array of objects: \(text)",
                                  sourceLocation: sourceLocation)
         return array.map { JSONRow(fields: $0) }
     }
 
-    static func parseObject(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONRow {
+    public static func parseObject(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONRow {
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
         return JSONRow(fields: try #require(object as? [String: Any], "not an object: \(text)",
                                             sourceLocation: sourceLocation))
@@ -258,9 +258,9 @@ struct JSONRow: CustomStringConvertible {
 }
 
 /// vCard text for fixtures.
-enum VCard {
+public enum VCard {
     /// One card. `uid: nil` writes no UID line; `lineEnding` lets a test use CRLF.
-    static func card(uid: String?, name: String?, bday: String? = nil, emails: [String] = [],
+    public static func card(uid: String?, name: String?, bday: String? = nil, emails: [String] = [],
                      phones: [String] = [], categories: [String] = [], extra: [String] = [],
                      version: String = "3.0", lineEnding: String = "\n") -> String {
         var lines = ["BEGIN:VCARD", "VERSION:\(version)"]
@@ -281,10 +281,10 @@ enum VCard {
 }
 
 /// The numbers of `imported …: 1 added, 2 updated, 3 unchanged, 4 removed, 5 skipped`.
-struct ImportCounts: Equatable, CustomStringConvertible {
-    var added = 0, updated = 0, unchanged = 0, removed = 0, skipped = 0
+public struct ImportCounts: Equatable, CustomStringConvertible {
+    public var added = 0, updated = 0, unchanged = 0, removed = 0, skipped = 0
 
-    init(added: Int = 0, updated: Int = 0, unchanged: Int = 0, removed: Int = 0, skipped: Int = 0) {
+    public init(added: Int = 0, updated: Int = 0, unchanged: Int = 0, removed: Int = 0, skipped: Int = 0) {
         self.added = added
         self.updated = updated
         self.unchanged = unchanged
@@ -293,7 +293,7 @@ struct ImportCounts: Equatable, CustomStringConvertible {
     }
 
     /// Parses the counts line of `buzz import`; nil when there is none or a count is missing.
-    init?(output: String) {
+    public init?(output: String) {
         guard let line = output.split(separator: "\n").last(where: { $0.contains(" added") }) else { return nil }
         var found: [String: Int] = [:]
         let words = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ":" })
@@ -305,7 +305,7 @@ struct ImportCounts: Equatable, CustomStringConvertible {
         self.init(added: added, updated: updated, unchanged: unchanged, removed: removed, skipped: skipped)
     }
 
-    var description: String {
+    public var description: String {
         "\(added) added, \(updated) updated, \(unchanged) unchanged, \(removed) removed, \(skipped) skipped"
     }
 }

@@ -1,0 +1,156 @@
+import Foundation
+
+/// A mailbox: an optional display name and a plain addr-spec.
+public struct Mailbox: Sendable, Hashable, CustomStringConvertible {
+    public var name: String?
+    public var address: String
+
+    /// Parses `me@example.org` or `Name <me@example.org>`; nil unless the address is
+    /// a plain addr-spec (no white space, `<`, `>`, `?`, `&`, quotes or control characters).
+    public init?(_ text: String) {
+        let trimmed = text.trimmingWhitespace()
+        if let open = trimmed.lastIndex(of: "<"), trimmed.hasSuffix(">") {
+            let address = String(trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)])
+            var name = trimmed[..<open].trimmingWhitespace()
+            if name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 { name = String(name.dropFirst().dropLast()) }
+            guard Mailbox.isPlainAddress(address) else { return nil }
+            self.address = address
+            self.name = name.isEmpty ? nil : name
+        } else {
+            guard Mailbox.isPlainAddress(trimmed) else { return nil }
+            address = trimmed
+            name = nil
+        }
+    }
+
+    public init?(name: String?, address: String) {
+        guard Mailbox.isPlainAddress(address) else { return nil }
+        self.name = name
+        self.address = address
+    }
+
+    /// A plain addr-spec: one `@`, a non-empty local part and a dotted domain, no
+    /// white space or characters that could change a header or a `mailto:` link.
+    public static func isPlainAddress(_ text: String) -> Bool {
+        let forbidden = Set("<>?&\"(),;:\\[] \t\r\n")
+        guard !text.isEmpty, text.count <= 254, !text.contains(where: { forbidden.contains($0) || $0.isWhitespace }),
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return false }
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return false }
+        let domain = parts[1]
+        return domain.contains(".") && !domain.hasPrefix(".") && !domain.hasSuffix(".") && !domain.contains("..")
+            || domain == "localhost"
+    }
+
+    public var description: String { name.map { "\($0) <\(address)>" } ?? address }
+
+    /// The header form: the name as a quoted string or RFC 2047 encoded word.
+    var headerValue: String {
+        guard let name = name.map(MailMessage.headerSafe), !name.isEmpty else { return address }
+        return MailMessage.encodePhrase(name) + " <" + address + ">"
+    }
+}
+
+/// Builds RFC 5322 messages: UTF-8 text bodies, RFC 2047 subjects and names,
+/// and header values that can never start a new header line.
+public enum MailMessage {
+    /// The bytes of a message for one recipient (CRLF line ends).
+    ///
+    /// - Parameters:
+    ///   - messageID: the id-left part is derived from the event id, so the
+    ///     same event always gets the same Message-ID.
+    public static func compose(from: Mailbox, to: Mailbox, subject: String, body: String, eventID: String,
+                               date: Date) -> [UInt8] {
+        var lines: [String] = []
+        lines.append("Date: " + rfc5322Date(date))
+        lines.append("From: " + from.headerValue)
+        lines.append("To: " + to.headerValue)
+        lines.append("Subject: " + encodeUnstructured(headerSafe(subject)))
+        lines.append("Message-ID: " + messageID(eventID: eventID, from: from))
+        lines.append("MIME-Version: 1.0")
+        lines.append("Content-Type: text/plain; charset=utf-8")
+        let normalized = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let bodyLines: [String]
+        if normalized.unicodeScalars.allSatisfy({ $0.isASCII }) {
+            lines.append("Content-Transfer-Encoding: 7bit")
+            bodyLines = normalized.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        } else {
+            lines.append("Content-Transfer-Encoding: base64")
+            let encoded = Data(normalized.utf8).base64EncodedString()
+            bodyLines = stride(from: 0, to: encoded.count, by: 76).map { start in
+                let from = encoded.index(encoded.startIndex, offsetBy: start)
+                let to = encoded.index(from, offsetBy: min(76, encoded.count - start))
+                return String(encoded[from..<to])
+            }
+        }
+        lines.append("")
+        lines.append(contentsOf: bodyLines)
+        return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
+    }
+
+    /// `<hex@domain>` from the event id: stable across retries and crashes.
+    public static func messageID(eventID: String, from: Mailbox) -> String {
+        let domain = from.address.split(separator: "@").last.map(String.init) ?? "birthdaybuzz.invalid"
+        return "<" + SHA256.hex(Array(eventID.utf8)).prefix(32) + ".buzz@" + domain + ">"
+    }
+
+    /// A header value with every control character (CR and LF above all) turned into a space.
+    static func headerSafe(_ text: String) -> String {
+        VCardText.singleLine(text)
+    }
+
+    /// A header value for any protocol (HTTP too): one line, no control characters.
+    public static func headerSafeValue(_ text: String) -> String {
+        VCardText.singleLine(text)
+    }
+
+    /// A one-line header value, RFC 2047-encoded when it is not printable ASCII.
+    public static func encodedHeaderValue(_ text: String) -> String {
+        encodeUnstructured(headerSafe(text)).replacingOccurrences(of: "\r\n ", with: " ")
+    }
+
+    /// An unstructured header value: as is when printable ASCII, else RFC 2047 `B` words.
+    static func encodeUnstructured(_ text: String) -> String {
+        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) { return text }
+        return encodedWords(text)
+    }
+
+    /// A display name: a quoted string when ASCII, else RFC 2047 `B` words.
+    static func encodePhrase(_ text: String) -> String {
+        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) {
+            return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        return encodedWords(text)
+    }
+
+    /// `=?UTF-8?B?…?=` words of at most 75 characters, split between characters
+    /// (never inside a UTF-8 sequence), joined by folding white space.
+    static func encodedWords(_ text: String) -> String {
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        // 75 - len("=?UTF-8?B??=") = 63 base64 characters → 45 bytes.
+        for character in text {
+            let bytes = Array(String(character).utf8)
+            if chunk.count + bytes.count > 45, !chunk.isEmpty {
+                words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
+                chunk.removeAll()
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty { words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=") }
+        return words.joined(separator: "\r\n ")
+    }
+
+    /// `Mon, 23 Nov 2026 09:00:00 +0000`.
+    public static func rfc5322Date(_ date: Date) -> String {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let day = LocalDate(daysSinceEpoch: days)
+        let second = Int(seconds - Int64(days) * 86_400)
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let weekday = weekdays[((days % 7) + 7) % 7]
+        return "\(weekday), \(day.day) \(months[day.month - 1]) \(day.year) " + pad(second / 3_600, 2) + ":"
+            + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2) + " +0000"
+    }
+}

@@ -1,0 +1,184 @@
+public import BirthdayBuzz
+
+/// A desktop notification on the session bus: `org.freedesktop.Notifications.Notify` (DESIGN §5).
+///
+/// The channel keeps one bus connection for its lifetime, opened on the first
+/// delivery and closed by `shutdown()`. It finds the bus the way cron jobs and
+/// systemd timers need: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`,
+/// else `/run/user/<uid>/bus`. No bus, or no notification server on it (before
+/// login), is a temporary failure.
+///
+/// Urgency: a message that asks for `low` or `critical` gets it; a `normal`
+/// message gets the channel's `urgency`.
+///
+/// ```swift
+/// let channel = DBusChannel(name: "desktop", options: options, timeout: 10,
+///                           environment: ProcessInfo.processInfo.environment)
+/// try await channel.deliver(message)
+/// ```
+public struct DBusChannel: NotificationChannel {
+    public let name: String
+    public let options: ChannelConfig.DBus
+    /// Seconds to wait for the bus and the notification server, per call.
+    public let timeout: Double
+    let connection: DBusConnection
+
+    /// - Parameter environment: where the session bus address is looked up (the process environment, normally).
+    public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String]) {
+        self.init(name: name, options: options, timeout: timeout,
+                  connection: DBusConnection(environment: environment))
+    }
+
+    init(name: String, options: ChannelConfig.DBus, timeout: Double, connection: DBusConnection) {
+        self.name = name
+        self.options = options
+        self.timeout = timeout
+        self.connection = connection
+    }
+
+    public func deliver(_ message: Message) async throws(DeliveryError) {
+        _ = try await deliverReturningID(message)
+    }
+
+    /// Delivers `message` and returns the id the notification server gave it.
+    public func deliverReturningID(_ message: Message) async throws(DeliveryError) -> UInt32 {
+        let markup = try await serverReadsMarkup()
+        let call = Self.notify(message, urgency: options.urgency, expireTimeout: options.expireTimeout,
+                               escapingMarkup: markup)
+        let reply = try await perform(call)
+        guard case .uint32(let id)? = reply.first else {
+            throw .temporary("the notification server answered Notify without a notification id")
+        }
+        return id
+    }
+
+    /// Checks that a session bus is there and a notification server answers on it.
+    public func validate() async throws(DeliveryError) {
+        _ = try await perform(Self.server(member: "GetServerInformation"))
+    }
+
+    /// Closes the bus connection.
+    public func shutdown() async {
+        await connection.close()
+    }
+
+    // MARK: - The calls
+
+    /// The `Notify` call for `message` (the specification's argument order:
+    /// app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout).
+    static func notify(_ message: Message, urgency channelUrgency: ChannelConfig.Urgency, expireTimeout: Int,
+                       escapingMarkup: Bool) -> DBusMethodCall {
+        let hints: [(key: String, value: DBusValue)] = [
+            ("urgency", .byte(urgencyByte(urgency(of: message, channel: channelUrgency)))),
+            ("category", .string(category(of: message.kind))),
+            ("desktop-entry", .string("birthdaybuzz")),
+        ]
+        var call = server(member: "Notify")
+        call.arguments = [
+            .string("BirthdayBuzz"),
+            .uint32(0),
+            .string("x-office-calendar"),
+            .string(message.title),
+            .string(escapingMarkup ? escapeMarkup(message.body) : message.body),
+            .strings([]),
+            .variants(hints),
+            .int32(Int32(clamping: max(-1, expireTimeout))),
+        ]
+        return call
+    }
+
+    static func server(member: String) -> DBusMethodCall {
+        DBusMethodCall(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                       interface: "org.freedesktop.Notifications", member: member)
+    }
+
+    /// The message's own urgency when it asks for one, else the channel's.
+    static func urgency(of message: Message, channel: ChannelConfig.Urgency) -> ChannelConfig.Urgency {
+        message.urgency == .normal ? channel : message.urgency
+    }
+
+    /// The specification's urgency levels: 0 low, 1 normal, 2 critical.
+    static func urgencyByte(_ urgency: ChannelConfig.Urgency) -> UInt8 {
+        switch urgency {
+        case .low: return 0
+        case .normal: return 1
+        case .critical: return 2
+        }
+    }
+
+    static func category(of kind: Message.Kind) -> String {
+        switch kind {
+        case .ask: return "x-birthdaybuzz.ask"
+        case .reminder, .message: return "x-birthdaybuzz.reminder"
+        }
+    }
+
+    /// A server with the `body-markup` capability reads the body as a small XML
+    /// subset, so a plain-text "Anna & Ben <3" must arrive as entities. Quotes need
+    /// no escaping outside attributes: O'Brien stays O'Brien.
+    static func escapeMarkup(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// Whether the server treats the body as markup; asked once per connection.
+    private func serverReadsMarkup() async throws(DeliveryError) -> Bool {
+        let reply = try await perform(Self.server(member: "GetCapabilities"), oncePerConnection: true)
+        guard case .strings(let capabilities)? = reply.first else { return false }
+        return capabilities.contains("body-markup")
+    }
+
+    private func perform(_ call: DBusMethodCall, oncePerConnection: Bool = false) async throws(DeliveryError) -> [DBusValue] {
+        do {
+            return try await connection.call(call, timeout: timeoutMilliseconds, oncePerConnection: oncePerConnection)
+        } catch {
+            throw Self.deliveryError(for: error, timeout: timeout)
+        }
+    }
+
+    private var timeoutMilliseconds: Int32 {
+        // libdbus's own default (25 s) for a channel without a usable timeout.
+        guard timeout.isFinite, timeout > 0 else { return 25_000 }
+        return Int32(clamping: Int64((timeout * 1000).rounded(.up)))
+    }
+
+    /// What a user reads when a call fails: one line, always temporary except for
+    /// text libdbus cannot carry (retrying the same text cannot help).
+    static func deliveryError(for failure: DBusFailure, timeout: Double) -> DeliveryError {
+        switch failure {
+        case .noSessionBus(let uid):
+            return .temporary("no D-Bus session bus (is a desktop session running? DBUS_SESSION_BUS_ADDRESS is unset and neither $XDG_RUNTIME_DIR/bus nor /run/user/\(uid)/bus exists)")
+        case .unreachable(let address, let detail):
+            return .temporary("no D-Bus session bus at \(address) (is a desktop session running? \(detail))")
+        case .error(let name, let message):
+            switch name {
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+                return .temporary("no notification server on the session bus (nothing owns org.freedesktop.Notifications)")
+            case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
+                 "org.freedesktop.DBus.Error.TimedOut":
+                return .temporary("the notification server did not answer within \(formatted(seconds: timeout)) s")
+            case "org.freedesktop.DBus.Error.Disconnected":
+                return .temporary("lost the D-Bus session bus (\(message))")
+            default:
+                return .temporary("D-Bus error \(name): \(message)")
+            }
+        case .invalidArgument(let detail):
+            return .permanent("the notification text cannot be sent over D-Bus (\(detail))")
+        case .outOfMemory:
+            return .temporary("out of memory while building the D-Bus message")
+        }
+    }
+
+    private static func formatted(seconds: Double) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
+    }
+}

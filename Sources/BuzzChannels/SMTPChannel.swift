@@ -1,0 +1,151 @@
+import BirthdayBuzz
+import CurlSupport
+import Foundation
+
+/// Email through SMTP with libcurl (DESIGN §5): STARTTLS by default and
+/// required, implicit TLS, or plain only to a loopback host.
+public struct SMTPChannel: NotificationChannel {
+    public let name: String
+    private let options: ChannelConfig.SMTP
+    private let from: Mailbox
+    private let recipients: [Mailbox]
+    private let password: String?
+    private let timeout: Double
+    private let scrubber: SecretScrubber
+    private let session: CurlSession
+    private let clock: @Sendable () -> Date
+
+    public init(name: String, options: ChannelConfig.SMTP, timeout: Double, context: ChannelContext,
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        self.name = name
+        self.options = options
+        self.timeout = timeout
+        self.clock = clock
+        scrubber = context.scrubber
+        guard let from = Mailbox(options.from) else {
+            throw ChannelSetupError(message: "\(name): from \"\(options.from)\" is not an email address")
+        }
+        self.from = from
+        recipients = try options.to.map { text in
+            guard let mailbox = Mailbox(text) else {
+                throw ChannelSetupError(message: "\(name): to \"\(text)\" is not an email address")
+            }
+            return mailbox
+        }
+        if options.security == .none, !SMTPChannel.isLoopback(options.host) {
+            throw ChannelSetupError(message: "\(name): security = \"none\" sends mail and password in clear text; it is only allowed to a loopback host, not \(options.host)")
+        }
+        password = try options.password.map { try SMTPChannel.readSecret($0, channel: name, context: context) }
+        if let password { context.scrubber.register(password) }
+        session = CurlSession(label: name)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Reads a password from the environment, a file (first line) or a command (first line of its output).
+    static func readSecret(_ source: ChannelConfig.SecretSource, channel: String, context: ChannelContext) throws -> String {
+        switch source {
+        case .environment(let variable):
+            guard let value = context.environment[variable], !value.isEmpty else {
+                throw ChannelSetupError(message: "\(channel): password_env names \(variable), which is not set")
+            }
+            return value
+        case .file(let path):
+            let resolved = context.resolvePath(path)
+            guard let text = try? String(contentsOfFile: resolved, encoding: .utf8) else {
+                throw ChannelSetupError(message: "\(channel): cannot read password_file \(resolved)")
+            }
+            return firstLine(text)
+        case .command(let argv):
+            let output = try PasswordCommand.run(argv, channel: channel, environment: context.environment,
+                                                 configDirectory: context.configDirectory)
+            let line = firstLine(output)
+            guard !line.isEmpty else {
+                throw ChannelSetupError(message: "\(channel): password_command \(argv.first ?? "") printed nothing")
+            }
+            return line
+        }
+    }
+
+    static func firstLine(_ text: String) -> String {
+        String(text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first ?? "")
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+    }
+
+    private var url: String {
+        let host = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
+        return (options.security == .tls ? "smtps://" : "smtp://") + host + ":\(options.port)"
+    }
+
+    private func transfer(to recipient: Mailbox, message: Message) -> MailTransfer {
+        let bytes = MailMessage.compose(from: from, to: recipient, subject: message.title, body: message.body,
+                                        eventID: message.id, date: clock())
+        return MailTransfer(url: url, requireTLS: options.security == .starttls, username: options.username,
+                            password: password, from: from.address, recipients: [recipient.address], message: bytes,
+                            timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
+    }
+
+    /// One mail per recipient (never a Bcc header); an ask goes to the contact's
+    /// address instead of the channel's `to`. The batch reuses one connection.
+    public func deliver(_ message: Message) async throws {
+        let targets: [Mailbox]
+        if let recipient = message.recipient {
+            guard case .email(let address) = recipient,
+                  let mailbox = Mailbox(name: message.contact?.name, address: address) else {
+                throw DeliveryError.permanent("\(name): \"\(recipient.address)\" is not an email address")
+            }
+            targets = [mailbox]
+        } else {
+            targets = recipients
+        }
+        guard !targets.isEmpty else {
+            throw DeliveryError.permanent("\(name): no recipient (set to = \"you@example.org\")")
+        }
+        for target in targets {
+            do {
+                try await session.sendMail(transfer(to: target, message: message))
+            } catch let error as SMTPError {
+                throw classify(error, recipient: target.address)
+            } catch let error as CurlError {
+                throw classify(SMTPError(curl: error, reply: 0), recipient: target.address)
+            }
+        }
+    }
+
+    /// Connects, says EHLO, STARTTLS and AUTH as configured, without sending mail.
+    public func validate() async throws {
+        var check = transfer(to: from, message: Message(id: "validate", title: "", body: ""))
+        check.recipients = []
+        do {
+            try await session.verify(check)
+        } catch let error as SMTPError {
+            throw classify(error, recipient: nil)
+        } catch let error as CurlError {
+            throw classify(SMTPError(curl: error, reply: 0), recipient: nil)
+        }
+    }
+
+    public func shutdown() async {
+        await session.close()
+    }
+
+    private func classify(_ error: SMTPError, recipient: String?) -> DeliveryError {
+        let place = "\(name): \(options.host):\(options.port)"
+        let detail = scrubber.scrub(error.description)
+        if error.curl.isTLSRequiredButUnavailable {
+            return .permanent("\(place): the server does not offer STARTTLS (security = \"starttls\" requires it)")
+        }
+        if error.curl.isLoginDenied {
+            return .permanent("\(place): login refused for \(options.username ?? "(no username)"): check the password")
+        }
+        if error.curl.isCertificateProblem {
+            return .permanent("\(place): \(detail) (set ca_file, or insecure = true for a test server)")
+        }
+        if (500..<600).contains(error.reply) {
+            return .permanent("\(place): " + (recipient.map { "mail to \($0) refused: " } ?? "") + detail)
+        }
+        return .temporary("\(place): \(detail)")
+    }
+}

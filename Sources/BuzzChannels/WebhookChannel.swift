@@ -1,0 +1,240 @@
+import BirthdayBuzz
+import CurlSupport
+import Foundation
+import Mustache
+
+/// HTTP(S) webhooks through libcurl: the generic JSON body, presets for chat and
+/// push services, or a custom Mustache body (DESIGN §5).
+public struct WebhookChannel: NotificationChannel {
+    public let name: String
+    private let url: String
+    private let options: ChannelConfig.Webhook
+    private let headers: [(name: String, value: String)]
+    private let template: MustacheTemplate?
+    private let timeout: Double
+    private let scrubber: SecretScrubber
+    private let session: CurlSession
+
+    public init(name: String, options: ChannelConfig.Webhook, timeout: Double, context: ChannelContext) throws {
+        self.name = name
+        self.options = options
+        self.timeout = timeout
+        scrubber = context.scrubber
+        switch options.target {
+        case .url(let url):
+            self.url = url
+        case .environment(let variable):
+            guard let value = context.environment[variable], !value.isEmpty else {
+                throw ChannelSetupError(message: "\(name): url_env names \(variable), which is not set")
+            }
+            guard value.hasPrefix("https://") || value.hasPrefix("http://") else {
+                throw ChannelSetupError(message: "\(name): \(variable) does not hold an http(s) URL")
+            }
+            url = value
+            context.scrubber.register(value)
+        }
+        // Slack, Discord, ntfy and Gotify keep their secret in the path or query.
+        WebhookChannel.registerURLSecrets(url, in: context.scrubber)
+        var resolved: [(String, String)] = []
+        for header in options.headers {
+            switch header.value {
+            case .literal(let value):
+                resolved.append((header.name, value))
+            case .environment(let variable):
+                guard let value = context.environment[variable] else {
+                    throw ChannelSetupError(message: "\(name): header \(header.name) reads \(variable), which is not set")
+                }
+                context.scrubber.register(value)
+                resolved.append((header.name, value))
+            }
+        }
+        headers = resolved.map { (name: $0.0, value: MailMessage.headerSafeValue($0.1)) }
+        if let body = options.body {
+            do {
+                template = try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + body)
+            } catch {
+                throw ChannelSetupError(message: "\(name): body is not a valid Mustache template (\(error))")
+            }
+        } else {
+            template = nil
+        }
+        session = CurlSession(label: name)
+    }
+
+    /// The URL as it may be shown: scheme and host.
+    public var displayURL: String { SecretScrubber.displayURL(url) }
+
+    public func deliver(_ message: Message) async throws {
+        let request = try buildRequest(message)
+        let response: HTTPResponse
+        do {
+            response = try await session.http(request)
+        } catch let error as CurlError {
+            throw classify(error)
+        }
+        try check(response)
+    }
+
+    public func validate() async throws {
+        // A HEAD-less check: connect and see that something answers. Any HTTP
+        // status proves the endpoint is there; only transport errors fail.
+        var request = HTTPRequest(url: url, method: "OPTIONS", headers: headers, timeout: min(timeout, 5),
+                                  security: TransferSecurity(insecure: options.insecure))
+        request.body = []
+        do {
+            _ = try await session.http(request)
+        } catch let error as CurlError {
+            throw classify(error)
+        }
+    }
+
+    public func shutdown() async {
+        await session.close()
+    }
+
+    // MARK: - Request
+
+    func buildRequest(_ message: Message) throws -> HTTPRequest {
+        var requestHeaders: [(name: String, value: String)] = [("Idempotency-Key", MailMessage.headerSafeValue(message.id))]
+        var method = options.method
+        var target = url
+        let body: String
+        var contentType = "application/json"
+        if let template {
+            contentType = options.contentType ?? "text/plain"
+            body = template.render(WebhookChannel.templateValues(message, escapedFor: contentType))
+        } else {
+            switch options.preset {
+            case .generic:
+                body = GenericPayload.json(message)
+            case .slack, .mattermost:
+                body = jsonObject([("text", "*\(message.title)*" + (message.body.isEmpty ? "" : "\n" + message.body))])
+            case .discord:
+                body = jsonObject([("content", "**\(message.title)**" + (message.body.isEmpty ? "" : "\n" + message.body))])
+            case .ntfy:
+                contentType = "text/plain; charset=utf-8"
+                body = message.body.isEmpty ? message.title : message.body
+                requestHeaders.append(("Title", MailMessage.encodedHeaderValue(message.title)))
+                requestHeaders.append(("Priority", message.urgency == .critical ? "5" : message.urgency == .low ? "2" : "3"))
+                requestHeaders.append(("Tags", "birthday"))
+            case .gotify:
+                var object = JSONObject()
+                object.add("title", message.title)
+                object.add("message", message.body)
+                object.add("priority", message.urgency == .critical ? 8 : message.urgency == .low ? 2 : 5)
+                body = object.json
+            case .matrix:
+                // PUT …/send/m.room.message/{txnId}: the event id makes retries idempotent.
+                method = "PUT"
+                target = (url.hasSuffix("/") ? url : url + "/") + WebhookChannel.percentEncodePathSegment(message.id)
+                var object = JSONObject()
+                object.add("msgtype", "m.text")
+                object.add("body", message.body.isEmpty ? message.title : message.title + "\n" + message.body)
+                body = object.json
+            }
+        }
+        requestHeaders.append(("Content-Type", contentType))
+        requestHeaders.append(contentsOf: headers)
+        return HTTPRequest(url: target, method: method, headers: requestHeaders, body: Array(body.utf8),
+                           timeout: timeout, security: TransferSecurity(insecure: options.insecure))
+    }
+
+    private func jsonObject(_ fields: [(String, String)]) -> String {
+        var object = JSONObject()
+        for (key, value) in fields { object.add(key, value) }
+        return object.json
+    }
+
+    /// Template variables, each escaped for the body's content type so a quote
+    /// in a name can never break or inject into the payload.
+    static func templateValues(_ message: Message, escapedFor contentType: String) -> [String: String] {
+        let escape: (String) -> String
+        let type = contentType.lowercased()
+        if type.contains("json") {
+            escape = { String(JSONObject.quote($0).dropFirst().dropLast()) }
+        } else if type.contains("x-www-form-urlencoded") {
+            escape = formEncode
+        } else {
+            escape = { $0 }
+        }
+        var values: [String: String] = [
+            "title": message.title, "body": message.body, "id": message.id, "event": message.kind.rawValue,
+            "locale": message.locale, "urgency": message.urgency.rawValue,
+        ]
+        if let contact = message.contact {
+            values["name"] = contact.name
+            values["contact_id"] = contact.id
+        }
+        if let occurrence = message.occurrence { values["occurrence"] = occurrence.description }
+        if let days = message.daysUntil { values["days_until"] = String(days) }
+        if let recipient = message.recipient { values["to"] = recipient.address }
+        return values.mapValues(escape)
+    }
+
+    /// `application/x-www-form-urlencoded` value encoding.
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return text.unicodeScalars.map { scalar -> String in
+            if scalar == " " { return "+" }
+            if scalar.isASCII, allowed.contains(scalar) { return String(scalar) }
+            return String(scalar).utf8.map { String(format: "%%%02X", $0) }.joined()
+        }.joined()
+    }
+
+    static func percentEncodePathSegment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.unicodeScalars.map { scalar -> String in
+            if scalar.isASCII, allowed.contains(scalar) { return String(scalar) }
+            return String(scalar).utf8.map { String(format: "%%%02X", $0) }.joined()
+        }.joined()
+    }
+
+    static func registerURLSecrets(_ url: String, in scrubber: SecretScrubber) {
+        guard let components = URLComponents(string: url) else { return }
+        for item in components.queryItems ?? [] { if let value = item.value { scrubber.register(value) } }
+        if let password = components.password { scrubber.register(password) }
+        let path = components.percentEncodedPath
+        if path.count > 1 { scrubber.register(path) }
+    }
+
+    // MARK: - Response
+
+    private func check(_ response: HTTPResponse) throws {
+        let status = response.status
+        if (200..<300).contains(status) { return }
+        let snippet = replySnippet(response.body)
+        let what = "\(name): HTTP \(status) from \(displayURL)" + (snippet.isEmpty ? "" : ": " + snippet)
+        if status == 408 || status == 429 || (500..<600).contains(status) {
+            throw DeliveryError.temporary(what, retryAfter: response.header("Retry-After").flatMap(WebhookChannel.retryAfter))
+        }
+        throw DeliveryError.permanent(what)
+    }
+
+    private func replySnippet(_ body: [UInt8]) -> String {
+        let text = String(decoding: body.prefix(400), as: UTF8.self)
+        let line = VCardText.singleLineForDisplay(text)
+        return scrubber.scrub(String(line.prefix(160)))
+    }
+
+    private func classify(_ error: CurlError) -> DeliveryError {
+        let what = "\(name): \(displayURL): " + scrubber.scrub(error.message)
+        if error.isCertificateProblem { return .permanent(what + " (set ca_file, or insecure = true for a test server)") }
+        return .temporary(what)
+    }
+
+    /// `Retry-After` in seconds, from delta-seconds or an HTTP date.
+    public static func retryAfter(_ value: String) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed) { return max(0, date.timeIntervalSinceNow) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,165 @@
+import CCurl
+import Foundation
+
+/// One HTTP request for `CurlSession.http(_:)`.
+public struct HTTPRequest: Sendable {
+    public var url: String
+    public var method: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// Whole-transfer timeout, seconds.
+    public var timeout: Double
+    public var security: TransferSecurity
+
+    public init(url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                timeout: Double = 10, security: TransferSecurity = TransferSecurity()) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.security = security
+    }
+}
+
+/// What an HTTP server answered.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    /// The reply body, up to 1 MiB.
+    public var body: [UInt8]
+
+    /// The first header of that name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// One mail for `CurlSession.sendMail(_:)`: one SMTP transaction.
+public struct MailTransfer: Sendable {
+    /// `smtp://host:port` or `smtps://host:port`.
+    public var url: String
+    /// Require STARTTLS on `smtp://` (fail when the server does not offer it).
+    public var requireTLS: Bool
+    public var username: String?
+    public var password: String?
+    /// Envelope sender (a bare address).
+    public var from: String
+    /// Envelope recipients (bare addresses).
+    public var recipients: [String]
+    /// The RFC 5322 message, CRLF line ends; libcurl dot-stuffs it.
+    public var message: [UInt8]
+    public var timeout: Double
+    public var security: TransferSecurity
+
+    public init(url: String, requireTLS: Bool, username: String?, password: String?, from: String,
+                recipients: [String], message: [UInt8], timeout: Double, security: TransferSecurity) {
+        self.url = url
+        self.requireTLS = requireTLS
+        self.username = username
+        self.password = password
+        self.from = from
+        self.recipients = recipients
+        self.message = message
+        self.timeout = timeout
+        self.security = security
+    }
+}
+
+extension CurlSession {
+    /// Sends an HTTP request over the session's kept-alive connection. Redirects
+    /// are not followed; only http and https are allowed.
+    public func http(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await run { easy in
+            try easy.configureOnce(protocols: "http,https")
+            try easy.set(CURLOPT_URL, request.url)
+            try easy.set(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1_000))
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(request.timeout, 10) * 1_000))
+            try easy.setSecurity(request.security)
+            // An empty Expect: avoids libcurl's 100-continue wait on larger bodies.
+            try easy.set(CURLOPT_HTTPHEADER, list: request.headers.map { "\($0.name): \($0.value)" } + ["Expect:"])
+            easy.dropOldLists(keepingLast: 1)
+            try easy.setBody(request.body, asPostFields: true)
+            try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
+            try easy.perform()
+            return HTTPResponse(status: easy.info(CURLINFO_RESPONSE_CODE),
+                                headers: easy.responseHeaders.map { (name: $0.0, value: $0.1) },
+                                body: easy.responseBody)
+        }
+    }
+
+    /// Sends one mail; returns the server's last SMTP reply code. A batch through
+    /// one session reuses the connection.
+    @discardableResult
+    public func sendMail(_ transfer: MailTransfer) async throws -> Int {
+        try await run { easy in
+            try easy.configureOnce(protocols: "smtp,smtps")
+            try easy.set(CURLOPT_URL, transfer.url)
+            try easy.set(CURLOPT_USE_SSL, Int((transfer.requireTLS ? CURLUSESSL_ALL : CURLUSESSL_NONE).rawValue))
+            try easy.set(CURLOPT_TIMEOUT_MS, Int(transfer.timeout * 1_000))
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(transfer.timeout, 10) * 1_000))
+            try easy.setSecurity(transfer.security)
+            try easy.set(CURLOPT_USERNAME, transfer.username)
+            try easy.set(CURLOPT_PASSWORD, transfer.password)
+            try easy.set(CURLOPT_MAIL_FROM, "<\(transfer.from)>")
+            try easy.set(CURLOPT_MAIL_RCPT, list: transfer.recipients.map { "<\($0)>" })
+            easy.dropOldLists(keepingLast: 1)
+            try easy.set(CURLOPT_UPLOAD, 1)
+            try easy.setBody(transfer.message, asPostFields: false)
+            do {
+                try easy.perform()
+            } catch let error as CurlError {
+                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE))
+            }
+            return easy.info(CURLINFO_RESPONSE_CODE)
+        }
+    }
+}
+
+/// An SMTP transfer failure with the server's last reply code (0 when none).
+public struct SMTPError: Error, Sendable, CustomStringConvertible {
+    public var curl: CurlError
+    public var reply: Int
+
+    public init(curl: CurlError, reply: Int) {
+        self.curl = curl
+        self.reply = reply
+    }
+
+    public var description: String {
+        reply > 0 ? "\(curl.message) (server replied \(reply))" : curl.message
+    }
+}
+
+extension CurlEasy {
+    /// Options set once per handle: the protocols it may speak.
+    func configureOnce(protocols: String) throws {
+        guard configuredProtocols != protocols else { return }
+        try set(CURLOPT_PROTOCOLS_STR, protocols)
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
+        try set(CURLOPT_TCP_KEEPALIVE, 1)
+        configuredProtocols = protocols
+    }
+}
+
+extension CurlSession {
+    /// Connects and authenticates without sending mail (CURLOPT_CONNECT_ONLY).
+    public func verify(_ transfer: MailTransfer) async throws {
+        try await run { easy in
+            try easy.configureOnce(protocols: "smtp,smtps")
+            try easy.set(CURLOPT_URL, transfer.url)
+            try easy.set(CURLOPT_USE_SSL, Int((transfer.requireTLS ? CURLUSESSL_ALL : CURLUSESSL_NONE).rawValue))
+            try easy.set(CURLOPT_TIMEOUT_MS, Int(transfer.timeout * 1_000))
+            try easy.setSecurity(transfer.security)
+            try easy.set(CURLOPT_USERNAME, transfer.username)
+            try easy.set(CURLOPT_PASSWORD, transfer.password)
+            try easy.set(CURLOPT_CONNECT_ONLY, 1)
+            defer { try? easy.set(CURLOPT_CONNECT_ONLY, 0) }
+            do {
+                try easy.perform()
+            } catch let error as CurlError {
+                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE))
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import BirthdayBuzz
+import BuzzChannels
+import Foundation
+
+/// Builds channel adapters from the configuration, for `send`, `channels` and `doctor`.
+struct ChannelWiring {
+    let context: Context
+    let scrubber = SecretScrubber()
+    let registry = ChannelRegistry()
+
+    var channelContext: ChannelContext {
+        ChannelContext(environment: context.environment,
+                       configDirectory: context.configFileExists ? (context.configPath as NSString).deletingLastPathComponent : nil,
+                       scrubber: scrubber)
+    }
+
+    /// The channel table for a name (configured or built-in); a request error when unknown.
+    func config(named name: String) throws -> ChannelConfig {
+        guard let config = context.config.resolvedChannel(named: name) else {
+            let known = context.config.allChannels.map(\.name).joined(separator: ", ")
+            throw CLIError.request("no channel named \"\(name)\" (known: \(known))")
+        }
+        return config
+    }
+
+    /// Builds one adapter; a setup problem becomes a delivery-style failure line.
+    func build(_ config: ChannelConfig) -> Result<any NotificationChannel, DeliveryError> {
+        do {
+            return .success(try registry.make(config, context: channelContext))
+        } catch let error as ChannelSetupError {
+            return .failure(.permanent(scrubber.scrub(error.message)))
+        } catch {
+            return .failure(.permanent(scrubber.scrub("\(config.name): \(error)")))
+        }
+    }
+
+    /// A one-line, secret-free description of where a channel delivers.
+    func target(of config: ChannelConfig) -> String {
+        switch config.kind {
+        case .console: return "standard output"
+        case .dbus(let options): return "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
+        case .smtp(let options):
+            let to = options.to.isEmpty ? "" : " → " + options.to.joined(separator: ", ")
+            return "\(options.security.rawValue) \(options.host):\(options.port)\(to)"
+        case .webhook(let options):
+            let url: String
+            switch options.target {
+            case .url(let value): url = SecretScrubber.displayURL(value)
+            case .environment(let variable):
+                url = context.environment[variable].map(SecretScrubber.displayURL) ?? "$\(variable) (not set)"
+            }
+            return "\(options.method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
+        case .exec(let options): return "runs \(options.command.first ?? "")"
+        }
+    }
+}

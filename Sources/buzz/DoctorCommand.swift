@@ -1,0 +1,94 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzChannels
+import BuzzStore
+import Foundation
+
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check the config, the data dir, and that every channel's endpoint answers.")
+
+    @ParentCommand var root: Buzz
+
+    func run() async throws {
+        // A config that does not load stops here with its one-line error (exit 2).
+        let context = try Context(root.global)
+        let wiring = ChannelWiring(context: context)
+        var problems = 0
+        func ok(_ text: String) { print("ok    " + text) }
+        func warn(_ text: String) { print("warn  " + text) }
+        func fail(_ text: String) {
+            print("FAIL  " + wiring.scrubber.scrub(text))
+            problems += 1
+        }
+
+        if context.configFileExists {
+            ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(context.config.general.timeZone.identifier), locale \(context.config.general.locale)")
+            var info = stat()
+            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, configHoldsInlineSecrets(context.config) {
+                warn("\(context.configPath) is readable by others and holds a secret inline (a URL query or header value): chmod 600 it, or use url_env / { env = \"…\" }")
+            }
+        } else {
+            ok("config: none at \(context.configPath); using the embedded defaults")
+        }
+
+        // Data dir: 0700, database opens. doctor does not create it.
+        var info = stat()
+        if stat(context.dataDirectory, &info) != 0 {
+            ok("data dir \(context.dataDirectory) does not exist yet (made by the first import)")
+        } else {
+            do {
+                _ = try BuzzDatabase(directory: context.dataDirectory)
+                if info.st_mode & 0o077 != 0 {
+                    warn("data dir \(context.dataDirectory) is open to other users (chmod 700 it)")
+                } else {
+                    ok("data dir \(context.dataDirectory): database opens")
+                }
+            } catch {
+                fail("data dir \(context.dataDirectory): \(error)")
+            }
+        }
+
+        // Every configured channel, and the built-ins that a route uses.
+        let settings = context.config
+        var used = Set(context.defaultChannels)
+        for group in settings.groups { used.formUnion(group.channels ?? []) }
+        if let sms = settings.ask.sms { used.insert(sms) }
+        if let email = settings.ask.email { used.insert(email) }
+        for config in settings.allChannels {
+            guard context.config.channel(named: config.name) != nil || used.contains(config.name) else {
+                print("skip  channel \(config.name) (built-in, not used by any route)")
+                continue
+            }
+            let label = "channel \(config.name) (\(config.typeName), \(wiring.target(of: config)))"
+            switch wiring.build(config) {
+            case .failure(let error):
+                fail("\(label): \(error.message)")
+            case .success(let channel):
+                do {
+                    try await channel.validate()
+                    ok(label)
+                } catch let error as DeliveryError {
+                    fail("\(label): \(error.message)")
+                } catch {
+                    fail("\(label): \(error)")
+                }
+                await channel.shutdown()
+            }
+        }
+        if problems > 0 {
+            print("\(problems) problem(s) found")
+            throw ExitCode(1)
+        }
+        print("all good")
+    }
+
+    private func configHoldsInlineSecrets(_ config: BuzzConfig) -> Bool {
+        config.channels.contains { channel in
+            guard case .webhook(let options) = channel.kind else { return false }
+            if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
+            return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import BirthdayBuzz
+import BuzzTestKit
+import Foundation
+import Testing
+@testable import BuzzChannels
+
+@Suite(.serialized) struct SMTPChannelTests {
+    static func channel(port: Int, security: ChannelConfig.Security = .none, to: [String] = ["me@example.org"],
+                        username: String? = nil, password: ChannelConfig.SecretSource? = nil, caFile: String? = nil,
+                        environment: [String: String] = [:], scrubber: SecretScrubber = SecretScrubber(),
+                        host: String = "127.0.0.1") throws -> SMTPChannel {
+        let options = ChannelConfig.SMTP(host: host, port: port, security: security, username: username, password: password,
+                                         from: "BirthdayBuzz <buzz@example.org>", to: to, caFile: caFile)
+        return try SMTPChannel(name: "mail", options: options, timeout: 10,
+                               context: ChannelContext(environment: environment, configDirectory: nil, scrubber: scrubber))
+    }
+
+    static let reminder = Message(kind: .reminder, id: "urn:uuid:7/1/2027-03-15", title: "Geburtstag von Jürgen",
+                                  body: "Jürgen wird morgen 40.", contact: .init(id: "urn:uuid:7", name: "Jürgen"), locale: "de")
+
+    /// RFC 2047-decodes a header with Python's email package (an independent decoder).
+    static func decodeHeader(_ value: String) async throws -> String {
+        let output = try await runPython("""
+            import sys
+            from email.header import decode_header, make_header
+            print(str(make_header(decode_header(sys.argv[1]))), end="")
+            """, [value])
+        return output.stdout
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func plainLoopbackDelivery() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let mail = try Self.channel(port: port, to: ["me@example.org", "you@example.org"])
+        try await mail.deliver(Self.reminder)
+        let messages = try await sink.waitForMessages(count: 2)
+        #expect(messages.map(\.rcptTos) == [["me@example.org"], ["you@example.org"]])  // one mail per recipient
+        let first = try #require(messages.first)
+        #expect(first.mailFrom == "buzz@example.org")
+        #expect(try await Self.decodeHeader(try #require(first.header("Subject"))) == "Geburtstag von Jürgen")
+        #expect(first.header("Date") != nil)
+        #expect(first.header("Message-ID") == MailMessage.messageID(eventID: Self.reminder.id, from: Mailbox("buzz@example.org")!))
+        #expect(first.header("Bcc") == nil)
+        #expect(first.header("To") == "me@example.org")
+        let body = String(data: Data(base64Encoded: first.body.replacingOccurrences(of: "\r\n", with: ""))!, encoding: .utf8)
+        #expect(body == "Jürgen wird morgen 40.")
+        // The batch reused one connection.
+        #expect(Set(messages.compactMap(\.peer)).count == 1)
+        await mail.shutdown()
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd and openssl"), .timeLimit(.minutes(1)))
+    func startTLSWithAuth() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start(tls: true, auth: ("buzz", "pa55-w0rd!"))
+        let certificate = try #require(sink.certificatePath)
+        let scrubber = SecretScrubber()
+        let mail = try Self.channel(port: port, security: .starttls, username: "buzz", password: .environment("SMTP_PW"),
+                                    caFile: certificate, environment: ["SMTP_PW": "pa55-w0rd!"], scrubber: scrubber)
+        try await mail.validate()
+        try await mail.deliver(Self.reminder)
+        let messages = try await sink.waitForMessages(count: 1)
+        #expect(messages.first?.tls == true)
+        #expect(messages.first?.auth == "buzz")
+        // A wrong password is permanent, and the password never shows.
+        let wrong = try Self.channel(port: port, security: .starttls, username: "buzz", password: .environment("SMTP_PW"),
+                                     caFile: certificate, environment: ["SMTP_PW": "wrong-password-1"], scrubber: scrubber)
+        do {
+            try await wrong.deliver(Self.reminder)
+            Issue.record("a wrong password delivered")
+        } catch let error as DeliveryError {
+            #expect(!error.isTemporary)
+            #expect(!error.message.contains("wrong-password-1"))
+        }
+        // Without the CA the self-signed certificate is refused.
+        let untrusted = try Self.channel(port: port, security: .starttls, username: "buzz", password: .environment("SMTP_PW"),
+                                         environment: ["SMTP_PW": "pa55-w0rd!"])
+        await #expect(throws: DeliveryError.self) { try await untrusted.deliver(Self.reminder) }
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func startTLSRequiredButNotOffered() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let mail = try Self.channel(port: port, security: .starttls)
+        do {
+            try await mail.deliver(Self.reminder)
+            Issue.record("sent without TLS")
+        } catch let error as DeliveryError {
+            #expect(!error.isTemporary)
+            #expect(error.message.contains("STARTTLS"))
+        }
+        #expect(try sink.messages().isEmpty)
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func hostileContactNameCannotInjectHeaders() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let mail = try Self.channel(port: port)
+        let ask = Message(kind: .ask, id: "c/ask/1", title: "Hi\r\nBcc: x@y.example", body: "When is your birthday?",
+                          contact: .init(id: "c", name: "Mallory\r\nBcc: x@y.example"), recipient: .email("mallory@example.org"))
+        try await mail.deliver(ask)
+        let messages = try await sink.waitForMessages(count: 1)
+        let received = try #require(messages.first)
+        #expect(received.rcptTos == ["mallory@example.org"])
+        #expect(received.header("Bcc") == nil)
+        #expect(received.headerFields.filter { $0.name.lowercased() == "to" }.count == 1)
+        // An address that is not a plain addr-spec is refused before anything is sent.
+        await #expect(throws: DeliveryError.self) {
+            try await mail.deliver(Message(kind: .ask, id: "c/ask/2", title: "t", body: "b",
+                                           recipient: .email("a@b.c?attach=~/.ssh/id_rsa")))
+        }
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func refusalsAndTemporaryFailures() async throws {
+        let refused = SMTPSink()
+        let port = try await refused.start(rejectRecipient: "nobody@example.org")
+        let mail = try Self.channel(port: port, to: ["nobody@example.org"])
+        do {
+            try await mail.deliver(Self.reminder)
+            Issue.record("a refused recipient delivered")
+        } catch let error as DeliveryError {
+            #expect(!error.isTemporary, "\(error)")
+        }
+        let busy = SMTPSink()
+        let busyPort = try await busy.start(failData: 451)
+        let later = try Self.channel(port: busyPort)
+        do {
+            try await later.deliver(Self.reminder)
+            Issue.record("a 451 delivered")
+        } catch let error as DeliveryError {
+            #expect(error.isTemporary, "\(error)")
+        }
+    }
+
+    @Test func plainTextOnlyToLoopback() {
+        #expect(throws: ChannelSetupError.self) { try Self.channel(port: 25, security: .none, host: "mail.example.org") }
+        #expect(throws: ChannelSetupError.self) { try Self.channel(port: 25, password: .environment("UNSET_PW")) }
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func conformance() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let mail = try Self.channel(port: port)
+        try await ChannelConformance.run(mail, recipient: .email("sam@example.org")) {
+            var titles: [String] = []
+            for message in try sink.messages() {
+                titles.append(try await Self.decodeHeader(message.header("Subject") ?? ""))
+            }
+            return titles
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+/// A throwaway session bus for one test: `dbus-daemon` on a socket in a fresh
+/// temporary directory, optionally with Debian's python-dbusmock serving
+/// `org.freedesktop.Notifications` (its `notification_daemon` template), which
+/// logs every call it gets to `logFile`.
+///
+/// The socket is `<directory>/bus`, so `directory` also works as an
+/// `XDG_RUNTIME_DIR`. Everything it started is stopped by `stop()`, or at the
+/// latest in `deinit`.
+final class PrivateBus {
+    struct StartError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let directory: URL
+    /// `unix:path=<directory>/bus`
+    let address: String
+    /// python-dbusmock's call log; `nil` without a notification server.
+    let logFile: URL?
+    private let capabilities: String?
+    private var daemon: Process?
+    private var notificationServer: Process?
+
+    /// Starts a bus, and on it a notification server unless `notificationServer` is false.
+    ///
+    /// - Parameter capabilities: the server's capabilities, space-separated
+    ///   (dbusmock's default includes `body-markup`).
+    static func start(notificationServer: Bool = true, capabilities: String? = nil) async throws -> PrivateBus {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("buzz-dbus-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let bus = PrivateBus(directory: directory, withServer: notificationServer, capabilities: capabilities)
+        do {
+            try await bus.startProcesses()
+        } catch {
+            bus.stop()
+            throw error
+        }
+        return bus
+    }
+
+    private init(directory: URL, withServer: Bool, capabilities: String?) {
+        self.directory = directory
+        self.address = "unix:path=" + directory.appendingPathComponent("bus").path
+        self.logFile = withServer ? directory.appendingPathComponent("notifications.log") : nil
+        self.capabilities = capabilities
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The environment a process on this bus sees.
+    var environment: [String: String] {
+        ["DBUS_SESSION_BUS_ADDRESS": address]
+    }
+
+    /// What the notification server logged so far.
+    func log() throws -> String {
+        guard let logFile else { return "" }
+        return try String(contentsOf: logFile, encoding: .utf8)
+    }
+
+    /// dbusmock's record of the `Notify` calls, as `dbus-send --print-reply` shows it:
+    /// typed (`variant byte 2`), which the plain log is not.
+    func recordedNotifyCalls() async throws -> String {
+        try await dbusSend(["--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                            "org.freedesktop.DBus.Mock.GetMethodCalls", "string:Notify"])
+    }
+
+    /// The unique names of the clients connected to the bus now.
+    func connectedClients() async throws -> [String] {
+        let reply = try await dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus.ListNames"])
+        return reply.split(separator: "\"").map(String.init).filter { $0.hasPrefix(":") }
+    }
+
+    /// Stops the bus and its server and starts them again on the same socket,
+    /// as a logout and login do; connections to the old bus see it hang up.
+    func restart() async throws {
+        stopProcesses()
+        try await startProcesses()
+    }
+
+    /// Stops everything this bus started and removes its directory.
+    func stop() {
+        stopProcesses()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: - Processes
+
+    private func startProcesses() async throws {
+        let config = directory.appendingPathComponent("bus.conf")
+        try Self.configuration(socket: directory.appendingPathComponent("bus").path)
+            .write(to: config, atomically: true, encoding: .utf8)
+        daemon = try launch("/usr/bin/dbus-daemon", ["--config-file=" + config.path, "--nofork"],
+                            output: "dbus-daemon.out")
+        try await waitFor("the bus to answer") { _ = try await self.dbusSend(
+            ["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId"]) }
+
+        guard let logFile else { return }
+        var arguments = ["-m", "dbusmock", "--template", "notification_daemon", "-l", logFile.path]
+        if let capabilities {
+            let parameters = try JSONSerialization.data(withJSONObject: ["capabilities": capabilities])
+            arguments += ["-p", String(decoding: parameters, as: UTF8.self)]
+        }
+        notificationServer = try launch(ServerGate.python, arguments, output: "dbusmock.out")
+        try await waitFor("python-dbusmock to own org.freedesktop.Notifications") {
+            let reply = try await self.dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                 "org.freedesktop.DBus.NameHasOwner",
+                                                 "string:org.freedesktop.Notifications"])
+            guard reply.contains("boolean true") else { throw StartError(description: "not yet") }
+        }
+    }
+
+    private func stopProcesses() {
+        for process in [notificationServer, daemon].compactMap({ $0 }) where process.isRunning {
+            // Foundation spawns children from a Dispatch worker thread, whose signal mask
+            // (blocking SIGTERM) they inherit: `terminate()` would never end them.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        notificationServer = nil
+        daemon = nil
+        // A killed dbus-daemon leaves its socket behind; a restart needs the path free.
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("bus"))
+    }
+
+    private func launch(_ executable: String, _ arguments: [String], output name: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        process.environment = environment
+        let output = directory.appendingPathComponent(name)
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw StartError(description: "cannot create \(output.path)")
+        }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try handle.close()
+        return process
+    }
+
+    /// Retries `probe` every 50 ms for up to 10 s.
+    private func waitFor(_ what: String, _ probe: () async throws -> Void) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                try await probe()
+                return
+            } catch {
+                if ContinuousClock.now > deadline {
+                    let daemonOutput = (try? String(contentsOf: directory.appendingPathComponent("dbus-daemon.out"),
+                                                    encoding: .utf8)) ?? ""
+                    let mockOutput = (try? String(contentsOf: directory.appendingPathComponent("dbusmock.out"),
+                                                  encoding: .utf8)) ?? ""
+                    throw StartError(description: "timed out waiting for \(what): \(error)\n\(daemonOutput)\(mockOutput)")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Runs `dbus-send --print-reply` on this bus and returns what it printed.
+    private func dbusSend(_ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+        process.arguments = ["--bus=" + address, "--print-reply", "--reply-timeout=5000"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard status == 0 else {
+            throw StartError(description: "dbus-send \(arguments.joined(separator: " ")) exited \(status): \(text)")
+        }
+        return text
+    }
+
+    private static func configuration(socket: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+}

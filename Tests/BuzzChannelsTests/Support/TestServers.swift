@@ -1,0 +1,618 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+// Real servers for the channel adapter tests (DESIGN §8): the Python sinks in
+// `Servers/` (copied into the test bundle), started on 127.0.0.1 with a port
+// the kernel picks, stopped by `stop()` or when their owner is deinitialized.
+//
+// Sendability: every class here is `Sendable` and keeps its mutable state in a
+// `Mutex` (Synchronization); `Process` and `FileHandle` are only touched under
+// that lock, so no `@unchecked` is needed.
+
+/// Why a test server could not start or answer.
+struct TestServerError: Error, CustomStringConvertible {
+    var description: String
+}
+
+// MARK: - Process
+
+/// One running Python sink. Killed by `stop()` or on deinit; it also exits by
+/// itself when the test process dies (it is started with `--exit-on-eof` and
+/// we hold the write end of its stdin).
+final class ServerProcess: Sendable {
+    /// Script name, e.g. "http_sink.py", for messages.
+    let name: String
+    /// The port the server printed in `READY <port>`.
+    let port: Int
+    /// Folder of the server's stdout/stderr files; removed by `stop()`.
+    let directory: URL
+
+    private struct Running {
+        var process: Process?
+        var stdin: FileHandle?
+    }
+
+    private let running: Mutex<Running>
+
+    fileprivate init(name: String, port: Int, directory: URL, process: Process, stdin: FileHandle) {
+        self.name = name
+        self.port = port
+        self.directory = directory
+        self.running = Mutex(Running(process: process, stdin: stdin))
+    }
+
+    deinit {
+        stop()
+    }
+
+    var processIdentifier: Int32? {
+        running.withLock { $0.process?.processIdentifier }
+    }
+
+    var isRunning: Bool {
+        running.withLock { $0.process?.isRunning ?? false }
+    }
+
+    /// What the server wrote to stderr so far.
+    var standardError: String {
+        (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+    }
+
+    /// SIGTERM, wait up to 2 s, then SIGKILL. Idempotent.
+    func stop() {
+        let (process, stdin) = running.withLock { state -> (Process?, FileHandle?) in
+            defer { state = Running() }
+            return (state.process, state.stdin)
+        }
+        try? stdin?.close()
+        if let process {
+            terminate(process)
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Ends `process` (SIGTERM, then SIGKILL after `grace`) and waits for it.
+private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
+    guard process.isRunning else { return }
+    process.terminate()
+    let clock = ContinuousClock()
+    let deadline = clock.now + grace
+    while process.isRunning, clock.now < deadline {
+        usleep(5_000)
+    }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        let hardDeadline = clock.now + .seconds(2)
+        while process.isRunning, clock.now < hardDeadline {
+            usleep(5_000)
+        }
+    }
+}
+
+/// Launches `ServerGate.python <Servers/script> --exit-on-eof arguments…`,
+/// waits (up to `timeout`) for `READY <port>` on its stdout and returns the
+/// running server. Throws "<script> did not start: <stderr>" when the process
+/// exits, prints something else, or stays silent too long.
+///
+/// stdout and stderr go to files in a fresh temp folder (no pipe can fill up
+/// and block the server); the folder goes away with `stop()`.
+func startProcess(
+    _ script: String,
+    arguments: [String] = [],
+    timeout: Duration = .seconds(10)
+) async throws -> ServerProcess {
+    let fileManager = FileManager.default
+    let directory = fileManager.temporaryDirectory
+        .appendingPathComponent("buzz-server-" + UUID().uuidString.lowercased())
+    try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+    let stdoutURL = directory.appendingPathComponent("stdout")
+    let stderrURL = directory.appendingPathComponent("stderr")
+    try Data().write(to: stdoutURL)
+    try Data().write(to: stderrURL)
+
+    func failure(_ reason: String) -> TestServerError {
+        let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        let detail = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        return TestServerError(description: "\(script) did not start: \(detail.isEmpty ? reason : "\(reason)\n\(detail)")")
+    }
+
+    let scriptURL = ServerGate.serversDirectory.appendingPathComponent(script)
+    guard fileManager.fileExists(atPath: scriptURL.path) else {
+        try? fileManager.removeItem(at: directory)
+        throw TestServerError(description: "\(script) did not start: no such file \(scriptURL.path)")
+    }
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: ServerGate.python)
+    process.arguments = [scriptURL.path, "--exit-on-eof"] + arguments
+    process.currentDirectoryURL = directory
+    let stdin = Pipe()
+    let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
+    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
+    process.standardInput = stdin
+    process.standardOutput = stdoutHandle
+    process.standardError = stderrHandle
+    var environment = ProcessInfo.processInfo.environment
+    environment["PYTHONUNBUFFERED"] = "1"
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    process.environment = environment
+    do {
+        try process.run()
+    } catch {
+        try? fileManager.removeItem(at: directory)
+        throw TestServerError(description: "\(script) did not start: \(error)")
+    }
+    // The child has its own copies now (Process already closed the read end
+    // of the stdin pipe).
+    try? stdoutHandle.close()
+    try? stderrHandle.close()
+
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while true {
+        let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+        if let line = output.split(separator: "\n", omittingEmptySubsequences: true).first,
+           output.contains("\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, parts[0] == "READY", let port = Int(parts[1]), port > 0 {
+                return ServerProcess(name: script, port: port, directory: directory,
+                                     process: process, stdin: stdin.fileHandleForWriting)
+            }
+            let error = failure("unexpected output \(String(line).debugDescription)")
+            try? stdin.fileHandleForWriting.close()
+            terminate(process)
+            try? fileManager.removeItem(at: directory)
+            throw error
+        }
+        if !process.isRunning {
+            let error = failure("exited with status \(process.terminationStatus) before READY")
+            try? stdin.fileHandleForWriting.close()
+            try? fileManager.removeItem(at: directory)
+            throw error
+        }
+        if clock.now >= deadline {
+            let error = failure("no READY line within \(timeout)")
+            try? stdin.fileHandleForWriting.close()
+            terminate(process)
+            try? fileManager.removeItem(at: directory)
+            throw error
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+// MARK: - Running a helper program
+
+/// What a finished helper process printed.
+struct ProcessOutput: Sendable, CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+}
+
+/// Runs `executable arguments…` to completion (e.g. a small `smtplib` client via
+/// `ServerGate.python -c CODE`), with stdin closed, and returns its output.
+/// Killed after `timeout`.
+func runProgram(
+    _ executable: String,
+    _ arguments: [String],
+    timeout: Duration = .seconds(30)
+) async throws -> ProcessOutput {
+    let fileManager = FileManager.default
+    let directory = fileManager.temporaryDirectory
+        .appendingPathComponent("buzz-run-" + UUID().uuidString.lowercased())
+    try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? fileManager.removeItem(at: directory) }
+    let stdoutURL = directory.appendingPathComponent("stdout")
+    let stderrURL = directory.appendingPathComponent("stderr")
+    try Data().write(to: stdoutURL)
+    try Data().write(to: stderrURL)
+    let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
+    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
+    defer {
+        try? stdoutHandle.close()
+        try? stderrHandle.close()
+    }
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = stdoutHandle
+    process.standardError = stderrHandle
+    try process.run()
+
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while process.isRunning {
+        if clock.now >= deadline {
+            terminate(process)
+            throw TestServerError(description: "\(executable) did not finish within \(timeout)")
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return ProcessOutput(
+        status: process.terminationStatus,
+        stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+    )
+}
+
+/// Runs `ServerGate.python -c code arguments…` (arguments are `sys.argv[1:]`).
+func runPython(_ code: String, _ arguments: [String] = [], timeout: Duration = .seconds(30)) async throws -> ProcessOutput {
+    try await runProgram(ServerGate.python, ["-c", code] + arguments, timeout: timeout)
+}
+
+// MARK: - HTTP sink
+
+/// Header fields of a recorded request, in order; lookup ignores case.
+struct RecordedHeaders: Sendable, Equatable {
+    var fields: [Field]
+
+    struct Field: Sendable, Equatable {
+        var name: String
+        var value: String
+    }
+
+    /// The first value of `name` (case-insensitive), or nil.
+    subscript(_ name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// All values of `name` (case-insensitive), in order.
+    func values(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+
+    func contains(_ name: String) -> Bool { self[name] != nil }
+}
+
+/// One request the HTTP sink received (control requests excluded).
+struct RecordedRequest: Sendable, Equatable {
+    /// Arrival order, from 0.
+    var seq: Int
+    var method: String
+    /// Path with query, as sent: "/hook?x=1".
+    var path: String
+    var headers: RecordedHeaders
+    var body: Data
+    /// The client's remote port: equal values mean one reused connection.
+    var connection: Int
+    /// The status the sink answered, nil when the script dropped the connection.
+    var status: Int?
+
+    /// The body as UTF-8, nil if it is not valid UTF-8.
+    var bodyText: String? { String(data: body, encoding: .utf8) }
+
+    /// The body parsed as JSON (`JSONSerialization`), nil if it is not JSON.
+    func bodyJSON() -> Any? { try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
+}
+
+/// The stdlib HTTP sink (`Servers/http_sink.py`): records every request and
+/// answers from a script the test sets.
+///
+/// ```swift
+/// let sink = HTTPSink()
+/// let base = try await sink.start()                 // http://127.0.0.1:PORT
+/// try await sink.script([["status": 500], ["status": 429, "headers": ["Retry-After": "7"]]],
+///                       default: ["status": 200])
+/// … send to base.appendingPathComponent("hook") …
+/// let requests = try await sink.requests()
+/// ```
+///
+/// A response object: `status` (200), `headers` ([String: String]), `body`
+/// (text) or `body_base64`, `hang` (seconds to sleep before answering),
+/// `close` (close the connection after answering), `drop` (close without
+/// answering).
+final class HTTPSink: Sendable {
+    /// Status answered when the script is empty (`--status`).
+    let defaultStatus: Int
+    private let server = Mutex<ServerProcess?>(nil)
+
+    init(defaultStatus: Int = 200) {
+        self.defaultStatus = defaultStatus
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Starts the sink; returns its base URL `http://127.0.0.1:PORT`.
+    @discardableResult
+    func start() async throws -> URL {
+        precondition(server.withLock { $0 == nil }, "HTTPSink started twice")
+        let process = try await startProcess("http_sink.py", arguments: ["--status", String(defaultStatus)])
+        server.withLock { $0 = process }
+        return url
+    }
+
+    /// The running server's port (traps when not started).
+    var port: Int {
+        guard let port = server.withLock({ $0?.port }) else { preconditionFailure("HTTPSink not started") }
+        return port
+    }
+
+    /// `http://127.0.0.1:PORT` (traps when not started).
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// `url` + `path` ("/hook?x=1").
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    var isRunning: Bool { server.withLock { $0?.isRunning ?? false } }
+
+    /// Replaces the script: each following request takes the next of
+    /// `responses`, then `default` (nil keeps the current default).
+    func script(_ responses: [[String: Any]], default defaultResponse: [String: Any]? = nil) async throws {
+        var control: [String: Any] = ["responses": responses]
+        if let defaultResponse { control["default"] = defaultResponse }
+        let body = try JSONSerialization.data(withJSONObject: control)
+        _ = try await controlRequest(method: "POST", path: "/__control", body: body)
+    }
+
+    /// Every recorded request so far, in arrival order.
+    func requests() async throws -> [RecordedRequest] {
+        let data = try await controlRequest(method: "GET", path: "/__requests", body: nil)
+        return try Self.decodeRequests(data)
+    }
+
+    /// Forgets the recorded requests.
+    func clearRequests() async throws {
+        _ = try await controlRequest(method: "DELETE", path: "/__requests", body: nil)
+    }
+
+    /// Kills the server. Idempotent; also done on deinit.
+    func stop() {
+        let process = server.withLock { state -> ServerProcess? in
+            defer { state = nil }
+            return state
+        }
+        process?.stop()
+    }
+
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
+    }()
+
+    private func controlRequest(method: String, path: String, body: Data?) async throws -> Data {
+        var request = URLRequest(url: url(path))
+        request.httpMethod = method
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await Self.session.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+            let status = (response as? HTTPURLResponse)?.statusCode ?? -1
+            throw TestServerError(description: "http_sink.py: \(method) \(path) answered \(status): "
+                + (String(data: data, encoding: .utf8) ?? ""))
+        }
+        return data
+    }
+
+    static func decodeRequests(_ data: Data) throws -> [RecordedRequest] {
+        guard let array = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+            throw TestServerError(description: "http_sink.py: /__requests is not a JSON array")
+        }
+        return try array.map { entry in
+            guard let method = entry["method"] as? String, let path = entry["path"] as? String,
+                  let base64 = entry["body_base64"] as? String, let body = Data(base64Encoded: base64),
+                  let connection = entry["connection"] as? Int, let seq = entry["seq"] as? Int
+            else {
+                throw TestServerError(description: "http_sink.py: bad request record \(entry)")
+            }
+            let pairs = entry["headers"] as? [[String]] ?? []
+            let fields = pairs.compactMap { pair in
+                pair.count == 2 ? RecordedHeaders.Field(name: pair[0], value: pair[1]) : nil
+            }
+            return RecordedRequest(seq: seq, method: method, path: path, headers: RecordedHeaders(fields: fields),
+                                   body: body, connection: connection, status: entry["status"] as? Int)
+        }
+    }
+}
+
+// MARK: - SMTP sink
+
+/// One message the SMTP sink accepted.
+struct ReceivedMail: Sendable, Equatable {
+    var mailFrom: String
+    var rcptTos: [String]
+    /// The raw DATA content after un-dot-stuffing, CRLF line endings kept
+    /// (decoded as UTF-8, or Latin-1 when not UTF-8).
+    var data: String
+    /// Whether the message came over STARTTLS.
+    var tls: Bool
+    /// The authenticated user, nil without AUTH.
+    var auth: String?
+    /// The client's remote port.
+    var peer: Int?
+
+    /// The header block, unfolded, as (name, value) pairs.
+    var headerFields: [(name: String, value: String)] {
+        let normalized = data.replacingOccurrences(of: "\r\n", with: "\n")
+        let head = normalized.components(separatedBy: "\n\n").first ?? ""
+        var fields: [(name: String, value: String)] = []
+        for line in head.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let first = line.first, first == " " || first == "\t", !fields.isEmpty {
+                fields[fields.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)
+            } else if let colon = line.firstIndex(of: ":") {
+                fields.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            }
+        }
+        return fields
+    }
+
+    /// The first header `name` (case-insensitive), unfolded and trimmed; not
+    /// RFC 2047-decoded.
+    func header(_ name: String) -> String? {
+        headerFields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Everything after the first empty line, CRLFs kept.
+    var body: String {
+        if let range = data.range(of: "\r\n\r\n") { return String(data[range.upperBound...]) }
+        if let range = data.range(of: "\n\n") { return String(data[range.upperBound...]) }
+        return ""
+    }
+}
+
+/// The aiosmtpd sink (`Servers/smtp_sink.py`), plain, with STARTTLS on a
+/// self-signed certificate, and/or with AUTH.
+///
+/// ```swift
+/// let sink = SMTPSink()
+/// let port = try await sink.start(tls: true, auth: ("buzz", "secret"))
+/// … send with CA file sink.certificatePath! …
+/// let mail = try sink.messages()
+/// ```
+final class SMTPSink: Sendable {
+    private struct State {
+        var server: ServerProcess?
+        var directory: URL?
+        var certificatePath: String?
+        var logPath: String?
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    deinit {
+        stop()
+    }
+
+    /// Starts the sink on 127.0.0.1 and returns its port.
+    /// - tls: advertise and require STARTTLS (530 before it) with a fresh
+    ///   self-signed certificate for 127.0.0.1/localhost (`certificatePath`).
+    /// - auth: require AUTH PLAIN/LOGIN with this user and password (allowed
+    ///   without TLS when `tls` is false).
+    /// - rejectRecipient: RCPT TO this address gets 550.
+    /// - failData: answer this code (e.g. 451, 554) at the end of DATA; the
+    ///   message is not logged. `failTimes`: only the first N messages fail.
+    @discardableResult
+    func start(
+        tls: Bool = false,
+        auth: (String, String)? = nil,
+        rejectRecipient: String? = nil,
+        failData: Int? = nil,
+        failTimes: Int? = nil
+    ) async throws -> Int {
+        precondition(state.withLock { $0.server == nil }, "SMTPSink started twice")
+        let fileManager = FileManager.default
+        let directory = fileManager.temporaryDirectory
+            .appendingPathComponent("buzz-smtp-" + UUID().uuidString.lowercased())
+        try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logPath = directory.appendingPathComponent("messages.jsonl").path
+        var arguments = ["--log", logPath]
+        var certificatePath: String?
+        do {
+            if tls {
+                let (certificate, key) = try await Self.makeCertificate(in: directory)
+                arguments += ["--starttls", certificate, key]
+                certificatePath = certificate
+            }
+            if let (user, password) = auth { arguments += ["--auth", "\(user):\(password)"] }
+            if let rejectRecipient { arguments += ["--reject-rcpt", rejectRecipient] }
+            if let failData { arguments += ["--fail", String(failData)] }
+            if let failTimes { arguments += ["--fail-times", String(failTimes)] }
+            let server = try await startProcess("smtp_sink.py", arguments: arguments)
+            state.withLock {
+                $0 = State(server: server, directory: directory, certificatePath: certificatePath, logPath: logPath)
+            }
+            return server.port
+        } catch {
+            try? fileManager.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// The running server's port (traps when not started).
+    var port: Int {
+        guard let port = state.withLock({ $0.server?.port }) else { preconditionFailure("SMTPSink not started") }
+        return port
+    }
+
+    /// `smtp://127.0.0.1:PORT` (traps when not started).
+    var url: URL { URL(string: "smtp://127.0.0.1:\(port)")! }
+
+    /// PEM file of the self-signed certificate (it is its own CA), nil
+    /// without TLS.
+    var certificatePath: String? { state.withLock { $0.certificatePath } }
+
+    var isRunning: Bool { state.withLock { $0.server?.isRunning ?? false } }
+
+    /// Messages accepted so far, in order.
+    func messages() throws -> [ReceivedMail] {
+        guard let logPath = state.withLock({ $0.logPath }) else { return [] }
+        let text = try String(contentsOfFile: logPath, encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            guard let entry = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let data = entry["data"] as? String else {
+                throw TestServerError(description: "smtp_sink.py: bad log line \(line)")
+            }
+            return ReceivedMail(mailFrom: entry["mail_from"] as? String ?? "",
+                                rcptTos: entry["rcpt_tos"] as? [String] ?? [],
+                                data: data,
+                                tls: entry["tls"] as? Bool ?? false,
+                                auth: entry["auth"] as? String,
+                                peer: entry["peer"] as? Int)
+        }
+    }
+
+    /// Polls `messages()` until there are at least `count`, or `timeout`.
+    func waitForMessages(count: Int, timeout: Duration = .seconds(5)) async throws -> [ReceivedMail] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            let mail = try messages()
+            if mail.count >= count || clock.now >= deadline { return mail }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Kills the server and removes its files (log, certificate). Idempotent;
+    /// also done on deinit.
+    func stop() {
+        let old = state.withLock { state -> State in
+            defer { state = State() }
+            return state
+        }
+        old.server?.stop()
+        if let directory = old.directory {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// `openssl req -x509` for CN=127.0.0.1 with SANs IP:127.0.0.1 and
+    /// DNS:localhost, valid one day; returns (certificate, key) paths.
+    static func makeCertificate(in directory: URL) async throws -> (certificate: String, key: String) {
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let output = try await runProgram("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+            "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-days", "1",
+            "-keyout", key, "-out", certificate,
+        ])
+        guard output.status == 0, FileManager.default.fileExists(atPath: certificate) else {
+            throw TestServerError(description: "openssl could not make a certificate: \(output)")
+        }
+        return (certificate, key)
+    }
+}

@@ -1,0 +1,161 @@
+import BirthdayBuzz
+import BuzzTestKit
+import Foundation
+import Testing
+@testable import BuzzChannels
+
+@Suite(.serialized) struct WebhookChannelTests {
+    static func channel(_ url: String, preset: ChannelConfig.Preset = .generic, headers: [(String, ChannelConfig.HeaderValue)] = [],
+                        body: String? = nil, contentType: String? = nil, timeout: Double = 5,
+                        environment: [String: String] = [:], scrubber: SecretScrubber = SecretScrubber()) throws -> WebhookChannel {
+        var options = ChannelConfig.Webhook(target: .url(url))
+        options.preset = preset
+        options.headers = headers.map { (name: $0.0, value: $0.1) }
+        options.body = body
+        options.contentType = contentType
+        return try WebhookChannel(name: "hook", options: options, timeout: timeout,
+                                  context: ChannelContext(environment: environment, configDirectory: nil, scrubber: scrubber))
+    }
+
+    static let reminder = Message(kind: .reminder, id: "urn:uuid:1/1/2027-03-15", title: "Ada turns 37 tomorrow",
+                                  body: "Birthday: 2027-03-15", contact: .init(id: "urn:uuid:1", name: "Ada \"The\" O'Brien"),
+                                  occurrence: LocalDate(year: 2027, month: 3, day: 15), daysUntil: 1, locale: "en")
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func genericBodyWithIdempotencyKey() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let hook = try Self.channel(base.absoluteString + "/hook?token=sekrit123")
+        try await hook.deliver(Self.reminder)
+        let requests = try await sink.requests()
+        #expect(requests.count == 1)
+        let request = try #require(requests.first)
+        #expect(request.method == "POST")
+        #expect(request.headers["Idempotency-Key"] == Self.reminder.id)
+        #expect(request.headers["Content-Type"] == "application/json")
+        let json = try #require(request.bodyJSON() as? [String: Any])
+        #expect(json["event"] as? String == "birthday.reminder")
+        #expect(json["id"] as? String == Self.reminder.id)
+        #expect(json["title"] as? String == Self.reminder.title)
+        #expect((json["contact"] as? [String: Any])?["name"] as? String == "Ada \"The\" O'Brien")
+        #expect(json["occurrence"] as? String == "2027-03-15")
+        #expect(json["days_until"] as? Int == 1)
+        #expect(json["to"] == nil)
+        await hook.shutdown()
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func statusClassesAndRetryAfter() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let scrubber = SecretScrubber()
+        let hook = try Self.channel(base.absoluteString + "/hook?token=sekrit123",
+                                    headers: [("Authorization", .environment("HOOK_TOKEN"))],
+                                    environment: ["HOOK_TOKEN": "Bearer header-secret-42"], scrubber: scrubber)
+        try await sink.script([
+            ["status": 500, "body": "oops token=sekrit123 header-secret-42"],
+            ["status": 429, "headers": ["Retry-After": "7"]],
+            ["status": 503, "headers": ["Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"]],
+            ["status": 404],
+            ["status": 408],
+            ["status": 204],
+        ])
+        var errors: [DeliveryError] = []
+        for _ in 0..<5 {
+            do {
+                try await hook.deliver(Self.reminder)
+                Issue.record("expected a failure")
+            } catch let error as DeliveryError {
+                errors.append(error)
+            }
+        }
+        try await hook.deliver(Self.reminder)
+        #expect(errors.map(\.isTemporary) == [true, true, true, false, true])
+        #expect(errors[0].message.hasPrefix("hook: HTTP 500 from http://127.0.0.1:"))
+        #expect(!errors[0].message.contains("sekrit123"))
+        #expect(!errors[0].message.contains("header-secret-42"))
+        #expect(errors[1].retryAfter == 7)
+        #expect((errors[2].retryAfter ?? 0) > 86_400)
+        let requests = try await sink.requests()
+        #expect(requests.count == 6)
+        #expect(requests.allSatisfy { $0.headers["Authorization"] == "Bearer header-secret-42" })
+        // One keep-alive connection for the whole batch.
+        #expect(Set(requests.map(\.connection)).count == 1)
+        await hook.shutdown()
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func timeoutsAndRefusedConnectionsAreTemporary() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        try await sink.script([["hang": 5]])
+        let slow = try Self.channel(base.absoluteString + "/slow", timeout: 1)
+        await #expect(throws: DeliveryError.self) { try await slow.deliver(Self.reminder) }
+        do { try await slow.deliver(Self.reminder) } catch {}
+        sink.stop()
+        let closed = try Self.channel(base.absoluteString + "/gone", timeout: 2)
+        do {
+            try await closed.deliver(Self.reminder)
+            Issue.record("delivered to a stopped server")
+        } catch let error as DeliveryError {
+            #expect(error.isTemporary)
+            #expect(!error.message.contains("\n"))
+        }
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func presetsAndCustomBodies() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let slack = try Self.channel(base.absoluteString + "/slack", preset: .slack)
+        try await slack.deliver(Self.reminder)
+        let ntfy = try Self.channel(base.absoluteString + "/ntfy", preset: .ntfy)
+        try await ntfy.deliver(Message(id: "n1", title: "Geburtstag von Jürgen", body: "morgen"))
+        let matrix = try Self.channel(base.absoluteString + "/_matrix/client/v3/rooms/!r:x/send/m.room.message", preset: .matrix)
+        try await matrix.deliver(Self.reminder)
+        let json = try Self.channel(base.absoluteString + "/custom", body: #"{"text": "{{title}} for {{name}}"}"#,
+                                    contentType: "application/json")
+        try await json.deliver(Self.reminder)
+        let form = try Self.channel(base.absoluteString + "/form", body: "to={{to}}&message={{body}}",
+                                    contentType: "application/x-www-form-urlencoded")
+        try await form.deliver(Message(kind: .ask, id: "a", title: "t", body: "Hi O'Brien & co = 100%",
+                                       recipient: .phone("+49 170 1")))
+        let requests = try await sink.requests()
+        #expect(requests.count == 5)
+        guard requests.count == 5 else { return }
+        #expect((requests[0].bodyJSON() as? [String: Any])?["text"] as? String == "*Ada turns 37 tomorrow*\nBirthday: 2027-03-15")
+        #expect(requests[1].bodyText == "morgen")
+        #expect(requests[1].headers["Title"] == "=?UTF-8?B?" + Data("Geburtstag von Jürgen".utf8).base64EncodedString() + "?=")
+        #expect(requests[2].method == "PUT")
+        #expect(requests[2].path.hasSuffix("/send/m.room.message/urn%3Auuid%3A1%2F1%2F2027-03-15"))
+        let custom = try #require(requests[3].bodyJSON() as? [String: Any])
+        #expect(custom["text"] as? String == "Ada turns 37 tomorrow for Ada \"The\" O'Brien")
+        #expect(requests[4].bodyText == "to=%2B49+170+1&message=Hi+O%27Brien+%26+co+%3D+100%25")
+        await slack.shutdown()
+    }
+
+    @Test func missingEnvironmentIsASetupError() throws {
+        var options = ChannelConfig.Webhook(target: .environment("NOPE_URL"))
+        options.preset = .generic
+        #expect(throws: ChannelSetupError.self) {
+            try WebhookChannel(name: "hook", options: options, timeout: 5,
+                               context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()))
+        }
+    }
+
+    @Test func retryAfterForms() {
+        #expect(WebhookChannel.retryAfter("120") == 120)
+        #expect(WebhookChannel.retryAfter("soon") == nil)
+        #expect((WebhookChannel.retryAfter("Wed, 21 Oct 2099 07:28:00 GMT") ?? 0) > 1e9)
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func conformance() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let hook = try Self.channel(base.absoluteString + "/c")
+        try await ChannelConformance.run(hook, recipient: .phone("+15550100")) {
+            try await sink.requests().compactMap { ($0.bodyJSON() as? [String: Any])?["title"] as? String }
+        }
+    }
+}
