@@ -17,7 +17,9 @@ public import BirthdayBuzz
 /// try await channel.deliver(message)
 /// ```
 public struct DBusChannel: NotificationChannel {
+    /// The `[channels.NAME]` name.
     public let name: String
+    /// Urgency and expiry from the channel's table.
     public let options: ChannelConfig.DBus
     /// Seconds to wait for the bus and the notification server, per call.
     public let timeout: Double
@@ -36,6 +38,7 @@ public struct DBusChannel: NotificationChannel {
         self.connection = connection
     }
 
+    /// Shows `message` as a desktop notification; throws a temporary `DeliveryError` without a bus or server.
     public func deliver(_ message: Message) async throws(DeliveryError) {
         _ = try await deliverReturningID(message)
     }
@@ -155,8 +158,9 @@ public struct DBusChannel: NotificationChannel {
     /// text libdbus cannot carry (retrying the same text cannot help).
     static func deliveryError(for failure: DBusFailure, timeout: Double) -> DeliveryError {
         switch failure {
-        case .noSessionBus(let uid):
-            return .temporary("no D-Bus session bus (is a desktop session running? DBUS_SESSION_BUS_ADDRESS is unset and neither $XDG_RUNTIME_DIR/bus nor /run/user/\(uid)/bus exists)")
+        case .noSessionBus(let checked):
+            return .temporary("no D-Bus session bus (is a desktop session running? DBUS_SESSION_BUS_ADDRESS is unset "
+                + "and there is no socket at \(checked.joined(separator: " or ")))")
         case .unreachable(let address, let detail):
             return .temporary("no D-Bus session bus at \(address) (is a desktop session running? \(detail))")
         case .error(let name, let message):

@@ -30,8 +30,8 @@ struct DBusMethodCall: Sendable {
 
 /// Why a D-Bus call did not come back with an answer.
 enum DBusFailure: Error, Sendable, Equatable {
-    /// No session bus address: none in the environment and no socket where one usually is.
-    case noSessionBus(uid: UInt32)
+    /// No session bus address: none in the environment and no socket at the `checked` paths.
+    case noSessionBus(checked: [String])
     /// The bus at `address` could not be reached or refused us.
     case unreachable(address: String, detail: String)
     /// The bus or the peer answered with a D-Bus error.
@@ -128,12 +128,18 @@ final class DBusConnection: @unchecked Sendable {
         if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty {
             return address
         }
+        return socketCandidates(environment: environment, uid: uid, runUserDirectory: runUserDirectory)
+            .first(where: isSocket).map { "unix:path=" + escapeAddressValue($0) }
+    }
+
+    /// Where a session bus socket usually is, in the order they are tried.
+    static func socketCandidates(environment: [String: String], uid: UInt32, runUserDirectory: String) -> [String] {
         var candidates: [String] = []
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             candidates.append(runtime + "/bus")
         }
         candidates.append("\(runUserDirectory)/\(uid)/bus")
-        return candidates.first(where: isSocket).map { "unix:path=" + escapeAddressValue($0) }
+        return candidates
     }
 
     /// D-Bus address values keep `[-0-9A-Za-z_/.\*]` and percent-encode every other byte.
@@ -187,9 +193,11 @@ final class DBusConnection: @unchecked Sendable {
             }
             drop()
         }
-        guard let address = Self.sessionBusAddress(environment: environment, uid: UInt32(getuid()),
+        let uid = UInt32(getuid())
+        guard let address = Self.sessionBusAddress(environment: environment, uid: uid,
                                                    runUserDirectory: runUserDirectory) else {
-            throw .noSessionBus(uid: UInt32(getuid()))
+            throw .noSessionBus(checked: Self.socketCandidates(environment: environment, uid: uid,
+                                                               runUserDirectory: runUserDirectory))
         }
         var error = DBusError()
         dbus_error_init(&error)

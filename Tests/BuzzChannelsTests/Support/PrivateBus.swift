@@ -69,6 +69,14 @@ final class PrivateBus {
                             "org.freedesktop.DBus.Mock.GetMethodCalls", "string:Notify"])
     }
 
+    /// Makes the server's `Notify` run `code` (Python; `args` are the call's arguments,
+    /// `ret` the reply) — a slow or broken server on demand.
+    func replaceNotify(with code: String) async throws {
+        _ = try await dbusSend(["--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                "org.freedesktop.DBus.Mock.AddMethod", "string:org.freedesktop.Notifications",
+                                "string:Notify", "string:susssasa{sv}i", "string:u", "string:" + code])
+    }
+
     /// The unique names of the clients connected to the bus now.
     func connectedClients() async throws -> [String] {
         let reply = try await dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",

@@ -1,0 +1,161 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// `buzz send`, `channels` and `doctor` as a user runs them, against the real test servers.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SendCommandTests {
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func sendThroughAWebhook() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let failing = HTTPSink(defaultStatus: 500)
+        let failingBase = try await failing.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.hook]
+            type = "webhook"
+            url = "\(base.absoluteString)/hook?token=url-secret-123"
+
+            [channels.down]
+            type = "webhook"
+            url = "\(failingBase.absoluteString)/hook?token=url-secret-123"
+            [channels.down.headers]
+            Authorization = { env = "HOOK_AUTH" }
+            """)
+        let ok = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
+        #expect(ok.status == 0, "\(ok)")
+        let requests = try await sink.requests()
+        #expect(requests.count == 1)
+        let request = try #require(requests.first)
+        #expect(request.headers["Idempotency-Key"]?.hasPrefix("send/") == true)
+        let json = try #require(request.bodyJSON() as? [String: Any])
+        #expect(json["event"] as? String == "message")
+        #expect(json["body"] as? String == "hello")
+
+        let bad = try await sandbox.run(["send", "--channel", "down", "hello"], dataDir: false,
+                                        environment: ["HOOK_AUTH": "Bearer header-secret-456"])
+        #expect(bad.status == 1, "\(bad)")
+        #expect(bad.stderrLines.count == 1)
+        #expect(bad.stderr.contains("HTTP 500"))
+        #expect(!bad.stderr.contains("url-secret-123"))
+        #expect(!bad.stderr.contains("header-secret-456"))
+        #expect(try await failing.requests().first?.headers["Authorization"] == "Bearer header-secret-456")
+
+        let list = try await sandbox.run(["channels", "list"], dataDir: false, environment: ["HOOK_AUTH": "Bearer header-secret-456"])
+        #expect(list.status == 0)
+        #expect(!list.stdout.contains("url-secret-123") && !list.stdout.contains("/hook"))
+
+        let unknown = try await sandbox.run(["send", "--channel", "nowhere", "hello"], dataDir: false)
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("nowhere"))
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
+    func sendThroughSMTPWithStartTLS() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start(tls: true, auth: ("buzz", "smtp-secret-789"))
+        let certificate = try #require(sink.certificatePath)
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.mail]
+            type = "smtp"
+            host = "127.0.0.1"
+            port = \(port)
+            username = "buzz"
+            password_env = "SMTP_PASSWORD"
+            from = "BirthdayBuzz <buzz@example.org>"
+            to = "me@example.org"
+            ca_file = "\(certificate)"
+            """)
+        let sent = try await sandbox.run(["send", "--channel", "mail", "--title", "Geburtstag von Jürgen", "Er wird 40."],
+                                         dataDir: false, environment: ["SMTP_PASSWORD": "smtp-secret-789"])
+        #expect(sent.status == 0, "\(sent)")
+        let mail = try #require(try await sink.waitForMessages(count: 1).first)
+        #expect(mail.tls)
+        #expect(mail.header("Date") != nil && mail.header("Message-ID") != nil)
+        let subject = try await runPython("""
+            import sys
+            from email.header import decode_header, make_header
+            print(str(make_header(decode_header(sys.argv[1]))), end="")
+            """, [mail.header("Subject") ?? ""])
+        #expect(subject.stdout == "Geburtstag von Jürgen")
+
+        let wrong = try await sandbox.run(["send", "--channel", "mail", "x"], dataDir: false,
+                                          environment: ["SMTP_PASSWORD": "not-the-password"])
+        #expect(wrong.status == 1)
+        #expect(!wrong.stderr.contains("not-the-password"))
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.exec), "needs /bin/sh"))
+    func execPluginAndNoSessionBus() async throws {
+        let sandbox = try Sandbox()
+        let plugin = try sandbox.write("plugins/tempfail", "#!/bin/sh\ncat > \"$OUT\"\necho 'gateway busy' >&2\nexit 75\n")
+        chmod(plugin, 0o700)
+        chmod(sandbox.root + "/plugins", 0o700)
+        chmod(sandbox.root, 0o700)
+        try sandbox.writeConfig("""
+            [channels.phone]
+            type = "exec"
+            command = ["\(plugin)"]
+            env = { OUT = "\(sandbox.root)/stdin.json" }
+
+            [channels.desk]
+            type = "dbus"
+            """)
+        chmod(sandbox.configHome + "/birthdaybuzz", 0o700)
+        let result = try await sandbox.run(["send", "--channel", "phone", "hi"], dataDir: false)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("temporary"))
+        #expect(result.stderr.contains("gateway busy"))
+        let received = try Data(contentsOf: URL(fileURLWithPath: sandbox.root + "/stdin.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: received) as? [String: Any])
+        #expect(json["body"] as? String == "hi")
+
+        // No session bus in the sandbox: one plain line, exit 1.
+        let desktop = try await sandbox.run(["send", "--channel", "desk", "hi"], dataDir: false)
+        #expect(desktop.status == 1)
+        #expect(desktop.stderrLines.count == 1)
+        #expect(desktop.stderr.lowercased().contains("session bus"))
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http) && ServerGate.allows(.smtp), "needs the test servers"))
+    func doctorNamesEachBrokenChannel() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.hook]
+            type = "webhook"
+            url = "http://127.0.0.1:9/hook"
+            timeout = "2s"
+
+            [channels.mail]
+            type = "smtp"
+            host = "127.0.0.1"
+            port = 9
+            security = "none"
+            from = "buzz@example.org"
+            to = "me@example.org"
+            timeout = "2s"
+
+            [channels.desk]
+            type = "dbus"
+
+            [channels.plugin]
+            type = "exec"
+            command = ["/nonexistent/buzz-plugin"]
+
+            [channels.token]
+            type = "webhook"
+            url_env = "UNSET_HOOK_URL"
+            """)
+        chmod(sandbox.configHome + "/birthdaybuzz", 0o700)
+        let result = try await sandbox.run(["doctor"])
+        #expect(result.status == 1, "\(result)")
+        let failures = result.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL") }
+        #expect(failures.count == 5, "\(result)")
+        for name in ["hook", "mail", "desk", "plugin", "token"] {
+            #expect(failures.contains { $0.contains("channel \(name) ") }, "\(name) not named: \(result)")
+        }
+        #expect(failures.contains { $0.contains("UNSET_HOOK_URL") })
+        #expect(failures.contains { $0.contains("/nonexistent/buzz-plugin") })
+    }
+}
