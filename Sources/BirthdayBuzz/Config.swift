@@ -84,6 +84,16 @@ public struct BuzzConfig: Sendable {
         }
     }
 
+    /// Whether the file itself holds a secret: a webhook URL with a query or
+    /// credentials, or a literal header value (DESIGN §5: warn when others can read it).
+    public var holdsInlineSecrets: Bool {
+        channels.contains { channel in
+            guard case .webhook(let options) = channel.kind else { return false }
+            if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
+            return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
+        }
+    }
+
     /// Every channel `channels list` shows: the configured ones and the built-ins not redefined.
     public var allChannels: [ChannelConfig] {
         var all = channels

@@ -33,6 +33,10 @@ struct Context {
             } catch {
                 throw CLIError.request(error.description)
             }
+            var info = stat()
+            if stat(configPath, &info) == 0, info.st_mode & 0o044 != 0, config.holdsInlineSecrets {
+                printWarning("warning: \(configPath) is readable by other users and holds a secret inline (a URL query, user:password@ or a header value); chmod 600 it, or move the secret to url_env / { env = \"NAME\" }")
+            }
         } else if explicitConfig != nil {
             throw CLIError.request("\(configPath): no such config file (run `buzz init --config \(configPath)` to write one)")
         } else {

@@ -26,7 +26,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if context.configFileExists {
             ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(context.config.general.timeZone.identifier), locale \(context.config.general.locale)")
             var info = stat()
-            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, configHoldsInlineSecrets(context.config) {
+            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, context.config.holdsInlineSecrets {
                 warn("\(context.configPath) is readable by others and holds a secret inline (a URL query or header value): chmod 600 it, or use url_env / { env = \"…\" }")
             }
         } else {
@@ -84,11 +84,4 @@ struct DoctorCommand: AsyncParsableCommand {
         print("all good")
     }
 
-    private func configHoldsInlineSecrets(_ config: BuzzConfig) -> Bool {
-        config.channels.contains { channel in
-            guard case .webhook(let options) = channel.kind else { return false }
-            if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
-            return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
-        }
-    }
 }

@@ -22,8 +22,13 @@ import Testing
             [channels.down.headers]
             Authorization = { env = "HOOK_AUTH" }
             """)
+        chmod(sandbox.configPath, 0o644)
         let ok = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
         #expect(ok.status == 0, "\(ok)")
+        // The token sits in the file and others can read it: one warning line, without the token.
+        #expect(ok.stderrLines.count == 1 && ok.stderr.contains("chmod 600"), "\(ok)")
+        #expect(!ok.stderr.contains("url-secret-123"))
+        chmod(sandbox.configPath, 0o600)
         let requests = try await sink.requests()
         #expect(requests.count == 1)
         let request = try #require(requests.first)
