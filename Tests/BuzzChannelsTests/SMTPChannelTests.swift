@@ -136,6 +136,31 @@ import Testing
         }
     }
 
+    @Test func passwordSources() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-pw-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        chmod(directory, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "file-secret-1\nsecond line\n".write(toFile: directory + "/pw", atomically: true, encoding: .utf8)
+        let context = ChannelContext(environment: ["PW": "env-secret-1", "HOME": directory], configDirectory: directory,
+                                     scrubber: SecretScrubber())
+        #expect(try SMTPChannel.readSecret(.environment("PW"), channel: "mail", context: context) == "env-secret-1")
+        #expect(try SMTPChannel.readSecret(.file("pw"), channel: "mail", context: context) == "file-secret-1")
+        #expect(try SMTPChannel.readSecret(.file("~/pw"), channel: "mail", context: context) == "file-secret-1")
+        // argv, no shell: the `;` reaches echo as text.
+        #expect(try SMTPChannel.readSecret(.command(["/bin/echo", "cmd-secret-1;", "x"]), channel: "mail", context: context)
+                == "cmd-secret-1; x")
+        #expect(throws: ChannelSetupError.self) {
+            try SMTPChannel.readSecret(.command(["/bin/false"]), channel: "mail", context: context)
+        }
+        // A config folder others can write is refused before the command runs.
+        chmod(directory, 0o777)
+        #expect(throws: ChannelSetupError.self) {
+            try SMTPChannel.readSecret(.command(["/bin/echo", "x"]), channel: "mail", context: context)
+        }
+        chmod(directory, 0o700)
+    }
+
     @Test func plainTextOnlyToLoopback() {
         #expect(throws: ChannelSetupError.self) { try Self.channel(port: 25, security: .none, host: "mail.example.org") }
         #expect(throws: ChannelSetupError.self) { try Self.channel(port: 25, password: .environment("UNSET_PW")) }
