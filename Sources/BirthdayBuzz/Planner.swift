@@ -35,16 +35,19 @@ public struct PlannedEvent: Hashable, Sendable {
 public struct PlanningContact: Hashable, Sendable {
     public var id: String
     public var name: String
+    /// For messages ("Happy birthday, Ada"); the first word of the name when unknown.
+    public var firstName: String
     public var birthday: Birthday?
     public var categories: [String]
     public var isIncluded: Bool
     /// When the contact was included, seconds since 1970 (nil if unknown).
     public var includedAt: Int64?
 
-    public init(id: String, name: String, birthday: Birthday?, categories: [String] = [], isIncluded: Bool = true,
-                includedAt: Int64? = nil) {
+    public init(id: String, name: String, firstName: String? = nil, birthday: Birthday?, categories: [String] = [],
+                isIncluded: Bool = true, includedAt: Int64? = nil) {
         self.id = id
         self.name = name
+        self.firstName = firstName ?? name.split(separator: " ").first.map(String.init) ?? name
         self.birthday = birthday
         self.categories = categories
         self.isIncluded = isIncluded
@@ -55,8 +58,8 @@ public struct PlanningContact: Hashable, Sendable {
 extension Contact {
     /// What the planner needs of this contact.
     public var planning: PlanningContact {
-        PlanningContact(id: id, name: name, birthday: birthday, categories: card.categories, isIncluded: isIncluded,
-                        includedAt: includedAt)
+        PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday, categories: card.categories,
+                        isIncluded: isIncluded, includedAt: includedAt)
     }
 }
 

@@ -49,7 +49,8 @@ extension BuzzDatabase {
         try read { db in
             var contacts: [PlanningContact] = []
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at
+                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                       first_name
                 FROM contact
                 WHERE decision = 1 AND (bday_month IS NOT NULL OR manual_bday IS NOT NULL)
                 """)
@@ -63,7 +64,7 @@ extension BuzzDatabase {
                 }
                 let categories: String = row[6]
                 contacts.append(PlanningContact(
-                    id: row[0], name: row[1], birthday: birthday,
+                    id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
                     includedAt: row[8]))
             }

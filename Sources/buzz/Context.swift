@@ -54,6 +54,11 @@ struct Context {
             ?? dataHome + "/birthdaybuzz"
     }
 
+    /// `$XDG_CONFIG_HOME/birthdaybuzz/templates` (or next to an explicit config file): user overrides.
+    var templateDirectory: String {
+        (configPath as NSString).deletingLastPathComponent + "/templates"
+    }
+
     /// The local date of `now`.
     var today: LocalDate { clock.localDate(at: now) }
 

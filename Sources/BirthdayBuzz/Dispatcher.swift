@@ -1,0 +1,248 @@
+/// What one dispatch pass did (`tick --json`).
+public struct DispatchReport: Sendable {
+    public struct Delivery: Sendable, Hashable {
+        public var id: String
+        public var channel: String
+        public var status: DeliveryState
+        public var error: String?
+    }
+
+    /// Deliveries attempted in this pass.
+    public var due = 0
+    public var sent = 0
+    public var failed = 0
+    /// Waiting for a later attempt (this pass's temporary failures and earlier ones not yet due).
+    public var retrying = 0
+    public var missed = 0
+    public var skipped = 0
+    public var deliveries: [Delivery] = []
+
+    public init() {}
+
+    /// 0 when everything due went out; 1 when something failed or waits for a retry.
+    public var exitStatus: Int32 { failed > 0 || retrying > 0 ? 1 : 0 }
+}
+
+/// Renders the message for a reminder event (templates live with the caller).
+public protocol ReminderRendering: Sendable {
+    func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message
+}
+
+/// Retry timing: exponential backoff with jitter, capped, never before a server's Retry-After.
+public struct Backoff: Sendable {
+    public var base: Int = 30
+    public var cap: Int
+    public var maxAttempts: Int
+
+    public init(cap: Int, maxAttempts: Int, base: Int = 30) {
+        self.cap = cap
+        self.maxAttempts = maxAttempts
+        self.base = base
+    }
+
+    /// Seconds to wait after the `attempt`-th failed attempt (1-based). `jitter` is in 0..<1.
+    public func delay(afterAttempt attempt: Int, retryAfter: Double?, jitter: Double) -> Int {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let raw = min(Double(base) * Double(1 << exponent), Double(cap))
+        // ±20 % so that many failed reminders do not come back in one burst.
+        var delay = Int((raw * (0.8 + 0.4 * jitter)).rounded())
+        delay = min(delay, cap)
+        if let retryAfter { delay = max(delay, Int(retryAfter.rounded(.up))) }  // the server's word wins over the cap
+        return max(delay, 1)
+    }
+}
+
+/// Turns due events into deliveries that happen once (DESIGN §2, §7): the
+/// ledger is written before and after every send, catch-up is bounded by the
+/// watermark, temporary failures back off, late ones become `missed`.
+///
+/// Channels are handed in (built lazily by the caller); nothing here reads a clock.
+public final class Dispatcher: Sendable {
+    public let planner: Planner
+    public let ledger: any DeliveryLedger
+    public let catchUp: Int
+    public let backoff: Backoff
+    private let channel: @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>
+    private let renderer: any ReminderRendering
+    private let jitter: @Sendable () -> Double
+    private let scrub: @Sendable (String) -> String
+
+    /// Ledger rows are kept this long (a year of history is enough for idempotency).
+    public static let retention: Int64 = 400 * 86_400
+
+    public init(config: BuzzConfig, planner: Planner, ledger: any DeliveryLedger, renderer: any ReminderRendering,
+                channel: @escaping @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>,
+                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                scrub: @escaping @Sendable (String) -> String = { $0 }) {
+        self.planner = planner
+        self.ledger = ledger
+        catchUp = config.reminders.catchUp
+        backoff = Backoff(cap: config.delivery.maxBackoff, maxAttempts: config.delivery.maxAttempts)
+        self.channel = channel
+        self.renderer = renderer
+        self.jitter = jitter
+        self.scrub = scrub
+    }
+
+    /// One piece of work: an event for one channel.
+    private struct Work {
+        var row: LedgerRow
+        var event: PlannedEvent
+        var contact: PlanningContact
+    }
+
+    /// The end of the event's occurrence day, local time: a reminder not out by then is `missed`.
+    private func dayEnd(_ occurrence: LocalDate) -> Int64 {
+        planner.clock.instant(of: occurrence.adding(days: 1), secondsAfterMidnight: 0)
+    }
+
+    /// Delivers everything due at `now`, resumes crashed and due retries, and
+    /// moves the watermark to `now`. With `dryRun`, writes and sends nothing.
+    public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false) async throws -> DispatchReport {
+        var report = DispatchReport()
+        var byID: [String: PlanningContact] = [:]
+        byID.reserveCapacity(contacts.count)
+        for contact in contacts { byID[contact.id] = contact }
+
+        let watermark = try ledger.watermark() ?? (now - Int64(catchUp))
+        var work: [Work] = []
+        var queued: Set<String> = []
+
+        func record(_ row: LedgerRow) throws {
+            if !dryRun { try ledger.save(row, now: now) }
+            report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+        }
+
+        // Rows left unfinished: a crash mid-send, due retries, pending rows.
+        for row in try ledger.unfinished() {
+            guard let parts = PlannedEvent.parse(row.eventID), let contact = byID[parts.contactID],
+                  let event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
+                // The contact is gone or no longer included: nothing to send.
+                var done = row
+                done.state = .skipped
+                try record(done)
+                report.skipped += 1
+                continue
+            }
+            if now >= dayEnd(event.occurrence) {
+                var done = row
+                done.state = .missed
+                done.lastError = row.lastError ?? "its day ended before it could be delivered"
+                try record(done)
+                report.missed += 1
+                continue
+            }
+            if row.state == .retrying, let next = row.nextAttemptAt, next > now {
+                report.retrying += 1
+                continue
+            }
+            queued.insert(row.eventID + "\u{0}" + row.channel)
+            work.append(Work(row: row, event: event, contact: contact))
+        }
+
+        // New events whose fire time lies in (watermark, now].
+        for (event, contact) in planner.due(contacts, after: watermark, upTo: now) {
+            for name in event.channels where !queued.contains(event.id + "\u{0}" + name) {
+                if try ledger.row(eventID: event.id, channel: name) != nil { continue }
+                var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: .reminder,
+                                    state: .pending, fireAt: event.fireAt)
+                if let included = contact.includedAt, included > event.fireAt {
+                    row.state = .skipped
+                    row.lastError = "included after the reminder's time"
+                    try record(row)
+                    report.skipped += 1
+                } else if now - event.fireAt >= Int64(catchUp) || now >= dayEnd(event.occurrence) {
+                    row.state = .missed
+                    row.lastError = "due while BirthdayBuzz was not running"
+                    try record(row)
+                    report.missed += 1
+                } else {
+                    work.append(Work(row: row, event: event, contact: contact))
+                }
+            }
+        }
+
+        report.due = work.count
+        for item in work {
+            if dryRun {
+                report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
+                continue
+            }
+            try await deliver(item, now: now, report: &report)
+        }
+        if !dryRun {
+            try ledger.setWatermark(max(now, watermark))
+            try ledger.prune(firedBefore: now - Dispatcher.retention)
+        }
+        return report
+    }
+
+    private func event(for parts: (contactID: String, offset: Int, occurrence: LocalDate), contact: PlanningContact,
+                       fireAt: Int64) -> PlannedEvent? {
+        guard contact.isIncluded, contact.birthday != nil else { return nil }
+        let route = planner.route(for: contact.categories)
+        return PlannedEvent(id: PlannedEvent.id(contactID: contact.id, offset: parts.offset, occurrence: parts.occurrence),
+                            contactID: contact.id, name: contact.name, occurrence: parts.occurrence,
+                            offsetDays: parts.offset, fireAt: fireAt,
+                            age: contact.birthday?.year.map { parts.occurrence.year - $0 }, channels: route.channels)
+    }
+
+    private func deliver(_ item: Work, now: Int64, report: inout DispatchReport) async throws {
+        var row = item.row
+        row.state = .sending
+        row.attempts += 1
+        try ledger.save(row, now: now)  // before the send: a crash now means "resend with the same id"
+        let today = planner.clock.localDate(at: now)
+        let message = renderer.reminder(for: item.event, contact: item.contact,
+                                        daysUntil: max(0, today.days(until: item.event.occurrence)))
+        var failure: DeliveryError?
+        switch await channel(row.channel) {
+        case .failure(let error):
+            failure = error
+        case .success(let adapter):
+            do {
+                try await adapter.deliver(message)
+            } catch let error as DeliveryError {
+                failure = error
+            } catch {
+                failure = .temporary("\(row.channel): \(error)")
+            }
+        }
+        if let failure {
+            row.lastError = scrub(failure.message)
+            if failure.isTemporary, row.attempts < backoff.maxAttempts {
+                let wait = backoff.delay(afterAttempt: row.attempts, retryAfter: failure.retryAfter, jitter: jitter())
+                row.state = .retrying
+                row.nextAttemptAt = now + Int64(wait)
+                report.retrying += 1
+            } else {
+                row.state = .failed
+                row.nextAttemptAt = nil
+                if failure.isTemporary { row.lastError = (row.lastError ?? "") + " (gave up after \(row.attempts) attempts)" }
+                report.failed += 1
+            }
+        } else {
+            row.state = .sent
+            row.sentAt = now
+            row.lastError = nil
+            row.nextAttemptAt = nil
+            report.sent += 1
+        }
+        try ledger.save(row, now: now)
+        report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+    }
+
+    /// When `run` should wake next after `now`: the next fire time or the next retry.
+    public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
+        let nextFire = planner.upcoming(contacts, now: now, limit: 1).first?.fireAt
+        let nextRetry = try ledger.unfinished().compactMap { row -> Int64? in
+            row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
+        }.min()
+        switch (nextFire, nextRetry) {
+        case let (fire?, retry?): return min(fire, retry)
+        case let (fire?, nil): return fire
+        case let (nil, retry?): return retry
+        default: return nil
+        }
+    }
+}

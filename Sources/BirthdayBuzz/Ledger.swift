@@ -1,0 +1,78 @@
+import Foundation
+
+/// The states of a delivery (DESIGN §7), one row per (event, channel).
+public enum DeliveryState: String, Sendable, CaseIterable {
+    /// Planned, not yet tried.
+    case pending
+    /// Written just before the attempt: a row left here by a crash is resent with the same id.
+    case sending
+    case sent
+    /// A temporary failure; tried again at `nextAttemptAt`.
+    case retrying
+    /// Permanent failure, or out of attempts. `retry` puts it back.
+    case failed
+    /// Due while nothing ran, beyond catch-up, or its day ended undelivered. Never attempted again.
+    case missed
+    /// The contact was not included at fire time. Never attempted.
+    case skipped
+}
+
+/// One row of the delivery ledger.
+public struct LedgerRow: Sendable, Hashable {
+    public var eventID: String
+    public var channel: String
+    public var contactID: String
+    public var kind: Message.Kind
+    public var state: DeliveryState
+    /// When the event was due, seconds since 1970.
+    public var fireAt: Int64
+    public var attempts: Int
+    /// One line, secrets already scrubbed.
+    public var lastError: String?
+    public var nextAttemptAt: Int64?
+    public var sentAt: Int64?
+
+    public init(eventID: String, channel: String, contactID: String, kind: Message.Kind = .reminder,
+                state: DeliveryState, fireAt: Int64, attempts: Int = 0, lastError: String? = nil,
+                nextAttemptAt: Int64? = nil, sentAt: Int64? = nil) {
+        self.eventID = eventID
+        self.channel = channel
+        self.contactID = contactID
+        self.kind = kind
+        self.state = state
+        self.fireAt = fireAt
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextAttemptAt = nextAttemptAt
+        self.sentAt = sentAt
+    }
+}
+
+/// Where the dispatcher keeps what it did. Every `save` is its own short
+/// transaction, so a crash at any instant loses nothing committed.
+public protocol DeliveryLedger: Sendable {
+    func row(eventID: String, channel: String) throws -> LedgerRow?
+    /// Inserts or replaces the row for (eventID, channel).
+    func save(_ row: LedgerRow, now: Int64) throws
+    /// Rows that still need work: `pending`, `sending` (a crash) and `retrying`.
+    func unfinished() throws -> [LedgerRow]
+    /// Rows in a state, newest first (for `outbox`).
+    func rows(in states: Set<DeliveryState>) throws -> [LedgerRow]
+    /// The end of the last dispatch pass (DESIGN §2); nil on a fresh data dir.
+    func watermark() throws -> Int64?
+    func setWatermark(_ value: Int64) throws
+    /// Deletes rows whose event fired before `cutoff`; returns how many.
+    @discardableResult
+    func prune(firedBefore cutoff: Int64) throws -> Int
+}
+
+extension PlannedEvent {
+    /// Splits an event id `<contact>/<offset>/<YYYY-MM-DD>` back into its parts
+    /// (the contact part percent-decoded); nil for other ids (asks).
+    public static func parse(_ id: String) -> (contactID: String, offset: Int, occurrence: LocalDate)? {
+        let parts = id.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let offset = Int(parts[1]), let date = LocalDate(iso: parts[2]) else { return nil }
+        let contact = parts[0].replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%")
+        return (contact, offset, date)
+    }
+}

@@ -1,0 +1,127 @@
+import BirthdayBuzz
+import Foundation
+import GRDB
+
+/// The delivery ledger in SQLite: one row per (event, channel). Each `save`
+/// is one statement in autocommit mode — its own short transaction — through a
+/// cached, raw-bound statement, so the delivery loop pays ~20–30 µs per write.
+public final class SQLiteLedger: DeliveryLedger {
+    private let database: BuzzDatabase
+
+    public init(_ database: BuzzDatabase) {
+        self.database = database
+    }
+
+    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .ask: "ask", .message: "reminder"]
+
+    public func row(eventID: String, channel: String) throws -> LedgerRow? {
+        try database.writeWithoutTransaction { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.columns) FROM delivery WHERE event_id = ? AND channel = ?"),
+                             arguments: [eventID, channel]).map(Self.decode)
+        }
+    }
+
+    public func save(_ row: LedgerRow, now: Int64) throws {
+        try database.writeWithoutTransaction { db in
+            var statement = try RawStatement(db, sql: """
+                INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
+                                      next_attempt_at, sent_at, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?12, ?12)
+                ON CONFLICT(event_id, channel) DO UPDATE SET
+                    state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
+                    next_attempt_at = excluded.next_attempt_at, sent_at = excluded.sent_at,
+                    fire_at = excluded.fire_at, updated_at = excluded.updated_at
+                """)
+            statement.bind(row.eventID)
+            statement.bind(row.channel)
+            statement.bind(row.contactID)
+            statement.bind(Self.kinds[row.kind] ?? "reminder")
+            statement.bind(row.state.rawValue)
+            statement.bind(row.fireAt)
+            statement.bind(row.attempts)
+            statement.bind(row.lastError)
+            statement.bind(row.nextAttemptAt)
+            statement.bind(row.sentAt)
+            statement.bindAt(12, now)
+            try statement.execute()
+        }
+    }
+
+    public func unfinished() throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery WHERE state IN ('pending', 'sending', 'retrying')
+                ORDER BY fire_at, event_id, channel
+                """).map(Self.decode)
+        }
+    }
+
+    public func rows(in states: Set<DeliveryState>) throws -> [LedgerRow] {
+        let list = states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ",")
+        return try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery WHERE state IN (\(list))
+                ORDER BY fire_at DESC, event_id, channel
+                """).map(Self.decode)
+        }
+    }
+
+    public func watermark() throws -> Int64? {
+        try database.meta("dispatch_watermark").flatMap { Int64($0) }
+    }
+
+    public func setWatermark(_ value: Int64) throws {
+        try database.setMeta("dispatch_watermark", String(value))
+    }
+
+    @discardableResult
+    public func prune(firedBefore cutoff: Int64) throws -> Int {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM delivery WHERE fire_at < ? AND state NOT IN ('pending', 'sending', 'retrying')",
+                           arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+
+    /// Puts failed rows back to be sent on the next pass (all, or the ids named); returns how many.
+    public func retry(eventIDs: [String]?, now: Int64) throws -> Int {
+        try database.write { db in
+            if let eventIDs {
+                var count = 0
+                for id in eventIDs {
+                    try db.execute(sql: """
+                        UPDATE delivery SET state = 'retrying', next_attempt_at = ?, attempts = 0, updated_at = ?
+                        WHERE state = 'failed' AND event_id = ?
+                        """, arguments: [now, now, id])
+                    count += db.changesCount
+                }
+                return count
+            }
+            try db.execute(sql: """
+                UPDATE delivery SET state = 'retrying', next_attempt_at = ?, attempts = 0, updated_at = ? WHERE state = 'failed'
+                """, arguments: [now, now])
+            return db.changesCount
+        }
+    }
+
+    private static let columns = """
+        event_id, channel, contact_id, kind, state, fire_at, attempts, last_error, next_attempt_at, sent_at
+        """
+
+    private static func decode(_ row: Row) -> LedgerRow {
+        let kind: String = row[3]
+        return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: kind == "ask" ? .ask : .reminder,
+                         state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
+                         lastError: row[7], nextAttemptAt: row[8], sentAt: row[9])
+    }
+}
+
+extension BuzzDatabase {
+    func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try queue.writeWithoutTransaction(body)
+        } catch let error as DatabaseError {
+            throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import BirthdayBuzz
+import Synchronization
+
+/// The delivery ledger in memory, for dispatcher tests (the SQLite one is tested against a real file).
+public final class InMemoryLedger: DeliveryLedger {
+    private struct State {
+        var rows: [String: LedgerRow] = [:]
+        var watermark: Int64?
+        var saves: [LedgerRow] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    private static func key(_ eventID: String, _ channel: String) -> String { eventID + "\u{0}" + channel }
+
+    public func row(eventID: String, channel: String) throws -> LedgerRow? {
+        state.withLock { $0.rows[Self.key(eventID, channel)] }
+    }
+
+    public func save(_ row: LedgerRow, now: Int64) throws {
+        state.withLock {
+            $0.rows[Self.key(row.eventID, row.channel)] = row
+            $0.saves.append(row)
+        }
+    }
+
+    public func unfinished() throws -> [LedgerRow] {
+        state.withLock { $0.rows.values.filter { [.pending, .sending, .retrying].contains($0.state) } }
+            .sorted { ($0.fireAt, $0.eventID, $0.channel) < ($1.fireAt, $1.eventID, $1.channel) }
+    }
+
+    public func rows(in states: Set<DeliveryState>) throws -> [LedgerRow] {
+        state.withLock { $0.rows.values.filter { states.contains($0.state) } }.sorted { $0.eventID < $1.eventID }
+    }
+
+    public func watermark() throws -> Int64? { state.withLock { $0.watermark } }
+
+    public func setWatermark(_ value: Int64) throws { state.withLock { $0.watermark = value } }
+
+    @discardableResult
+    public func prune(firedBefore cutoff: Int64) throws -> Int {
+        state.withLock { state in
+            let old = state.rows.filter { $0.value.fireAt < cutoff && ![.pending, .sending, .retrying].contains($0.value.state) }
+            for key in old.keys { state.rows[key] = nil }
+            return old.count
+        }
+    }
+
+    /// Every row as saved, in order (to check "written before and after each send").
+    public var history: [LedgerRow] { state.withLock { $0.saves } }
+
+    /// All rows, by event id then channel.
+    public var all: [LedgerRow] { state.withLock { Array($0.rows.values) }.sorted { ($0.eventID, $0.channel) < ($1.eventID, $1.channel) } }
+}
+
+/// A plain renderer for dispatcher tests: title "<name> <days>", no templates.
+public struct PlainRenderer: ReminderRendering {
+    public init() {}
+
+    public func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message {
+        Message(kind: .reminder, id: event.id, title: "\(contact.name) in \(daysUntil)", body: "",
+                contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence, daysUntil: daysUntil)
+    }
+}
