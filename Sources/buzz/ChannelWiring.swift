@@ -7,11 +7,16 @@ struct ChannelWiring {
     let context: Context
     let scrubber = SecretScrubber()
     let registry = ChannelRegistry()
+    /// The console channel prints to stderr when stdout carries JSON.
+    var consoleToStandardError = false
 
     var channelContext: ChannelContext {
-        ChannelContext(environment: context.environment,
-                       configDirectory: context.configFileExists ? (context.configPath as NSString).deletingLastPathComponent : nil,
-                       scrubber: scrubber)
+        let directory = context.configFileExists ? (context.configPath as NSString).deletingLastPathComponent : nil
+        if consoleToStandardError {
+            return ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber,
+                                  consoleOutput: { FileHandle.standardError.write(Data($0.utf8)) })
+        }
+        return ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber)
     }
 
     /// The channel table for a name (configured or built-in); a request error when unknown.

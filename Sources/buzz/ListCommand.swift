@@ -113,3 +113,14 @@ func runtime<T>(_ body: () throws -> T) throws -> T {
         throw CLIError.runtime("\(error)")
     }
 }
+
+/// `runtime(_:)` for async work.
+func runtime<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError.runtime("\(error)")
+    }
+}

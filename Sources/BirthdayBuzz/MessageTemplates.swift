@@ -1,0 +1,470 @@
+import Foundation
+// Linked explicitly: with --static-swift-stdlib, DateFormatter finds no locale data without it (DESIGN §9).
+#if canImport(FoundationInternationalization)
+import FoundationInternationalization
+#endif
+import Mustache
+
+/// A template that cannot be used, with where it is: `file:line:column: message`.
+///
+/// `line` and `column` are 1-based; 0 when the error is about the whole file.
+public struct TemplateError: Error, CustomStringConvertible, Equatable {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public var message: String
+
+    public init(file: String, line: Int, column: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String {
+        guard line > 0 else { return "\(file): \(message)" }
+        guard column > 0 else { return "\(file):\(line): \(message)" }
+        return "\(file):\(line):\(column): \(message)"
+    }
+}
+
+/// The message templates (DESIGN §6): the shipped ones plus the user's overrides,
+/// all compiled and checked when loaded, so a broken one stops the program before
+/// anything is sent.
+///
+/// A template file is a title (subject) line, one blank line, then the body.
+/// Rendering is plain text: values are never HTML-escaped.
+public struct MessageTemplates: Sendable {
+    /// Which message a template is for.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// To the user about a contact's birthday. Variables: `name`, `first_name`,
+        /// `days_until`, `age` (absent when unknown), `date` (localized weekday, day
+        /// and month), and the booleans `today`, `tomorrow`, `later` (2 days or more)
+        /// and `has_age`.
+        case reminder
+        /// To a contact, asking for their birthday. Variables: `first_name`, `name`,
+        /// `sender_name` (absent when not configured).
+        case ask
+
+        /// The variables a template of this kind may use; anything else is a typo.
+        var variables: Set<String> {
+            switch self {
+            case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age"]
+            case .ask: ["first_name", "name", "sender_name"]
+            }
+        }
+    }
+
+    private struct Compiled: Sendable {
+        let title: MustacheTemplate
+        let body: MustacheTemplate
+        let file: String
+    }
+
+    /// By `"<canonical locale>/<kind>"`, e.g. `"de-AT/reminder"`.
+    private let templates: [String: Compiled]
+
+    /// The locale every lookup ends with; it must exist for every kind.
+    static let lastResort = "en"
+
+    /// Loads the shipped templates, then the overrides in
+    /// `overrideDirectory/<locale>/<kind>.mustache` (a missing folder is fine).
+    /// Every template is compiled and checked here.
+    public init(overrideDirectory: String?, shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
+        var templates: [String: Compiled] = [:]
+        for (key, text) in shipped.sorted(by: { $0.key < $1.key }) {
+            let file = "templates/\(key).mustache"
+            let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
+                  let kind = Kind(rawValue: String(parts[1])) else {
+                throw TemplateError(file: file, line: 0, column: 0,
+                                    message: "not a <locale>/<kind> template name (kinds: reminder, ask)")
+            }
+            templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
+        }
+        if let overrideDirectory, !overrideDirectory.isEmpty {
+            for (key, compiled) in try Self.loadOverrides(from: overrideDirectory) {
+                templates[key] = compiled
+            }
+        }
+        for kind in Kind.allCases where templates["\(Self.lastResort)/\(kind.rawValue)"] == nil {
+            throw TemplateError(file: "templates/\(Self.lastResort)/\(kind.rawValue).mustache", line: 0, column: 0,
+                                message: "missing: every kind needs an English template to fall back to")
+        }
+        self.templates = templates
+    }
+
+    /// The locales that have a template of `kind` (canonical BCP 47 tags), sorted.
+    public func locales(for kind: Kind) -> [String] {
+        templates.keys.compactMap { key in
+            let parts = key.split(separator: "/")
+            return parts.count == 2 && parts[1] == kind.rawValue ? String(parts[0]) : nil
+        }.sorted()
+    }
+
+    /// The file a template was loaded from: an override's path, or `templates/<locale>/<kind>.mustache`
+    /// for a shipped one; nil when there is no template for exactly that locale.
+    public func source(kind: Kind, locale: String) -> String? {
+        guard let tag = Self.canonicalTag(locale) else { return nil }
+        return templates["\(tag)/\(kind.rawValue)"]?.file
+    }
+
+    /// Which locale's template is used for `preferred` (most wanted first): each tag,
+    /// then its shorter forms (`de-AT` → `de`), in order, then `en`. Tags match
+    /// case-insensitively; POSIX forms like `de_AT.UTF-8` are accepted.
+    ///
+    /// Reminders pass `[general.locale]`; asks pass `[contact LANG, general.locale]`.
+    public func resolvedLocale(kind: Kind, preferred: [String]) -> String {
+        for tag in Self.lookupChain(preferred) where templates["\(tag)/\(kind.rawValue)"] != nil {
+            return tag
+        }
+        return Self.lastResort
+    }
+
+    /// Renders a reminder to the user in `locale` (`general.locale`), falling back to its
+    /// language, then English. `age` is the age reached on that birthday, when known.
+    public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
+                               date: LocalDate, locale: String) -> (title: String, body: String, locale: String) {
+        let used = resolvedLocale(kind: .reminder, preferred: [locale])
+        let first = Self.nonBlank(firstName) ?? name
+        var values: [String: Any] = [
+            "name": Self.nonBlank(name) ?? first,
+            "first_name": first,
+            "days_until": daysUntil,
+            "date": Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
+            "today": daysUntil == 0,
+            "tomorrow": daysUntil == 1,
+            "later": daysUntil > 1,
+            "has_age": age != nil,
+        ]
+        if let age { values["age"] = age }
+        return render(.reminder, locale: used, values: values, fallbackTitle: name)
+    }
+
+    /// Renders an ask to a contact in the first of `locales` that has a template (each with
+    /// its language fallback, then English): pass `[contact LANG, general.locale]`.
+    public func renderAsk(firstName: String, name: String, senderName: String?,
+                          locales: [String]) -> (title: String, body: String, locale: String) {
+        let used = resolvedLocale(kind: .ask, preferred: locales)
+        var values: [String: Any] = [
+            "first_name": Self.nonBlank(firstName) ?? name,
+            "name": Self.nonBlank(name) ?? firstName,
+        ]
+        if let sender = senderName.flatMap(Self.nonBlank) { values["sender_name"] = sender }
+        return render(.ask, locale: used, values: values, fallbackTitle: name)
+    }
+
+    private func render(_ kind: Kind, locale: String, values: [String: Any],
+                        fallbackTitle: String) -> (title: String, body: String, locale: String) {
+        guard let compiled = templates["\(locale)/\(kind.rawValue)"] else {
+            // Unreachable: init guarantees an English template of every kind.
+            return (fallbackTitle, "", locale)
+        }
+        let title = compiled.title.render(values)
+            .replacingOccurrences(of: "\r\n", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+            .replacingOccurrences(of: "\r", with: " ")
+            .trimmingCharacters(in: .whitespaces)
+        var body = compiled.body.render(values)
+        while let last = body.last, last.isWhitespace { body.removeLast() }
+        return (title.isEmpty ? fallbackTitle : title, body, locale)
+    }
+
+    private static func nonBlank(_ text: String) -> String? {
+        text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : text
+    }
+}
+
+// MARK: - Dates
+
+extension MessageTemplates {
+    /// The date's locale: the requested one when the template is in its language
+    /// (`de-AT` gets "Jänner" from the `de` template), else the template's.
+    static func dateLocale(requested: String, used: String) -> String {
+        guard let tag = canonicalTag(requested), language(of: tag) == language(of: used) else { return used }
+        return tag
+    }
+
+    /// Weekday, day and month, no year, e.g. "Monday, March 15" / "Montag, 15. März".
+    static func format(_ date: LocalDate, locale identifier: String) -> String {
+        guard let instant = date.utcMidnight else { return date.description }
+        let locale = Locale(identifier: identifier)
+        let utc = TimeZone(secondsFromGMT: 0) ?? TimeZone.current
+        // Always Gregorian: the day and month are those of the LocalDate, whatever
+        // calendar the locale prefers.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.locale = locale
+        calendar.timeZone = utc
+        let formatter = DateFormatter()
+        formatter.locale = locale
+        formatter.calendar = calendar
+        formatter.timeZone = utc
+        formatter.dateFormat = DateFormatter.dateFormat(fromTemplate: "EEEEdMMMM", options: 0, locale: locale)
+            ?? "EEEE d MMMM"
+        return formatter.string(from: instant)
+    }
+}
+
+// MARK: - Locale tags
+
+extension MessageTemplates {
+    /// `de_at.UTF-8` → `de-AT`, `zh_hant_tw` → `zh-Hant-TW`; nil when not a language tag
+    /// (`C`, `POSIX`, empty).
+    static func canonicalTag(_ raw: String) -> String? {
+        var text = Substring(raw.trimmingCharacters(in: .whitespaces))
+        if let dot = text.firstIndex(of: ".") { text = text[..<dot] }   // POSIX codeset
+        if let at = text.firstIndex(of: "@") { text = text[..<at] }     // POSIX modifier
+        let parts = text.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "_" }
+        guard let language = parts.first, (2...8).contains(language.count),
+              language.allSatisfy({ $0.isASCII && $0.isLetter }) else { return nil }
+        var result = [language.lowercased()]
+        for part in parts.dropFirst() {
+            guard (1...8).contains(part.count), part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                return nil
+            }
+            if part.count == 4, part.allSatisfy(\.isLetter) {
+                result.append(part.prefix(1).uppercased() + part.dropFirst().lowercased())   // script
+            } else if (part.count == 2 && part.allSatisfy(\.isLetter)) || (part.count == 3 && part.allSatisfy(\.isNumber)) {
+                result.append(part.uppercased())                                             // region
+            } else {
+                result.append(part.lowercased())
+            }
+        }
+        return result.joined(separator: "-")
+    }
+
+    static func language(of tag: String) -> String {
+        String(tag.prefix { $0 != "-" })
+    }
+
+    /// Each preferred tag then its shorter forms (RFC 4647 lookup), without repeats, then `en`.
+    static func lookupChain(_ preferred: [String]) -> [String] {
+        var chain: [String] = []
+        for raw in preferred {
+            guard let tag = canonicalTag(raw) else { continue }
+            var parts = tag.split(separator: "-").map(String.init)
+            while !parts.isEmpty {
+                let candidate = parts.joined(separator: "-")
+                if !chain.contains(candidate) { chain.append(candidate) }
+                parts.removeLast()
+                // A trailing singleton (`x` of `de-x-foo`) is never a tag of its own.
+                if parts.count > 1, let last = parts.last, last.count == 1 { parts.removeLast() }
+            }
+        }
+        if !chain.contains(lastResort) { chain.append(lastResort) }
+        return chain
+    }
+}
+
+// MARK: - Loading and checking
+
+extension MessageTemplates {
+    private static let textPragma = "{{% CONTENT_TYPE: TEXT}}\n"
+
+    /// Reads `directory/<locale>/<kind>.mustache`; keys are `"<canonical locale>/<kind>"`.
+    private static func loadOverrides(from directory: String) throws(TemplateError) -> [String: Compiled] {
+        let files = FileManager.default
+        var isFolder: ObjCBool = false
+        guard files.fileExists(atPath: directory, isDirectory: &isFolder) else { return [:] }
+        guard isFolder.boolValue else {
+            throw TemplateError(file: directory, line: 0, column: 0, message: "not a folder")
+        }
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        var result: [String: Compiled] = [:]
+        var folderOf: [String: String] = [:]   // canonical locale → folder name, to catch de_AT next to de-AT
+        for entry in try listing(directory) where !entry.hasPrefix(".") {
+            let folder = base + entry
+            var entryIsFolder: ObjCBool = false
+            guard files.fileExists(atPath: folder, isDirectory: &entryIsFolder) else { continue }
+            guard entryIsFolder.boolValue else {
+                if entry.hasSuffix(".mustache") {
+                    throw TemplateError(file: folder, line: 0, column: 0,
+                                        message: "templates go in a locale folder, e.g. \(base)en/\(entry)")
+                }
+                continue
+            }
+            guard let locale = canonicalTag(entry) else {
+                throw TemplateError(file: folder, line: 0, column: 0,
+                                    message: "folder name is not a locale tag like en, de or de-AT")
+            }
+            if let other = folderOf[locale], other != entry {
+                throw TemplateError(file: folder, line: 0, column: 0,
+                                    message: "same locale as \(base)\(other); keep one of the two folders")
+            }
+            folderOf[locale] = entry
+            for name in try listing(folder) where name.hasSuffix(".mustache") && !name.hasPrefix(".") {
+                let path = folder + "/" + name
+                guard let kind = Kind(rawValue: String(name.dropLast(".mustache".count))) else {
+                    throw TemplateError(file: path, line: 0, column: 0,
+                                        message: "unknown template; expected reminder.mustache or ask.mustache")
+                }
+                guard let data = files.contents(atPath: path) else {
+                    throw TemplateError(file: path, line: 0, column: 0, message: "cannot read the file")
+                }
+                guard let text = String(bytes: data, encoding: .utf8) else {
+                    throw TemplateError(file: path, line: 0, column: 0, message: "not valid UTF-8")
+                }
+                result["\(locale)/\(kind.rawValue)"] = try compile(text, kind: kind, file: path)
+            }
+        }
+        return result
+    }
+
+    private static func listing(_ directory: String) throws(TemplateError) -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            throw TemplateError(file: directory, line: 0, column: 0, message: "cannot list the folder")
+        }
+    }
+
+    /// Splits "title line, blank line, body", then checks and compiles both parts.
+    private static func compile(_ raw: String, kind: Kind, file: String) throws(TemplateError) -> Compiled {
+        var text = raw.replacingOccurrences(of: "\r\n", with: "\n")
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+        guard let titleLine = lines.first, !titleLine.allSatisfy(\.isWhitespace) else {
+            throw TemplateError(file: file, line: 1, column: 1,
+                                message: "the first line must be the title (subject); it is empty")
+        }
+        guard lines.count == 3 else {
+            throw TemplateError(file: file, line: 2, column: 1,
+                                message: "the file ends after the title: expected a blank line, then the body")
+        }
+        guard lines[1].allSatisfy(\.isWhitespace) else {
+            throw TemplateError(file: file, line: 2, column: 1, message:
+                "expected a blank line after the title: a template is a title line, a blank line, then the body")
+        }
+        let body = String(lines[2])
+        guard !body.allSatisfy(\.isWhitespace) else {
+            throw TemplateError(file: file, line: 3, column: 1, message: "the body is empty")
+        }
+        let title = String(titleLine)
+        try checkTags(title, firstLine: 1, kind: kind, file: file)
+        try checkTags(body, firstLine: 3, kind: kind, file: file)
+        return Compiled(title: try mustache(title, firstLine: 1, file: file),
+                        body: try mustache(body, firstLine: 3, file: file),
+                        file: file)
+    }
+
+    /// Compiles as plain text (no HTML escaping); parser positions are mapped back to the file.
+    private static func mustache(_ text: String, firstLine: Int, file: String) throws(TemplateError) -> MustacheTemplate {
+        do {
+            return try MustacheTemplate(string: textPragma + text)
+        } catch let error as MustacheTemplate.ParserError {
+            // The pragma adds one line in front. The parser stops inside or after the bad
+            // tag; point at its start, as the other checks do.
+            throw TemplateError(file: file, line: error.context.lineNumber - 1 + firstLine - 1,
+                                column: tagStart(in: error.context.line, before: error.context.columnNumber),
+                                message: describe(error.error))
+        } catch {
+            throw TemplateError(file: file, line: firstLine, column: 0, message: "\(error)")
+        }
+    }
+
+    /// The column of the last `{{` that starts before `column` on `line`, else `column`.
+    private static func tagStart(in line: String, before column: Int) -> Int {
+        let chars = Array(line.prefix(max(column - 1, 0)))
+        var index = chars.count - 2
+        while index >= 0, !(chars[index] == "{" && chars[index + 1] == "{") { index -= 1 }
+        guard index >= 0 else { return column }
+        while index > 0, chars[index - 1] == "{" { index -= 1 }
+        return index + 1
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? MustacheTemplate.Error else { return "unexpected end of template" }
+        switch error {
+        case .sectionCloseNameIncorrect: return "closing tag does not match the open section"
+        case .unfinishedName: return "bad tag: a name is letters, digits, '_', '-' or '.', then }}"
+        case .expectedSectionEnd: return "unclosed section"
+        case .invalidSetDelimiter: return "bad set-delimiter tag"
+        case .transformAppliedToInheritanceSection: return "a transform cannot apply to an inheritance section"
+        case .illegalTokenInsideInheritSection: return "illegal tag inside an inheritance section"
+        case .textInsideInheritSection: return "text inside an inheritance section"
+        case .invalidConfigVariableSyntax: return "bad pragma: expected {{% NAME: VALUE}}"
+        case .unrecognisedConfigVariable: return "unknown pragma: only CONTENT_TYPE: TEXT or HTML"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    /// Finds what the Mustache parser reports badly or not at all: unclosed and mismatched
+    /// sections (named, at their tag), unknown variables (typos render as nothing) and
+    /// partials (there are none). Stops at a set-delimiter tag; the parser checks the rest.
+    private static func checkTags(_ text: String, firstLine: Int, kind: Kind, file: String) throws(TemplateError) {
+        let chars = Array(text)
+        var index = 0
+        var line = firstLine
+        var column = 1
+        var open: [(name: String, line: Int, column: Int)] = []
+
+        func error(_ line: Int, _ column: Int, _ message: String) -> TemplateError {
+            TemplateError(file: file, line: line, column: column, message: message)
+        }
+        func checkVariable(_ rawName: String, _ line: Int, _ column: Int) throws(TemplateError) {
+            // `uppercased(name)` → `name`; `first()` → ``; `a.b` → `a`.
+            var name = Substring(rawName)
+            while let paren = name.lastIndex(of: "("), let close = name[paren...].firstIndex(of: ")") {
+                name = name[name.index(after: paren)..<close]
+            }
+            let root = name.split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
+            guard root.isEmpty || kind.variables.contains(root) else {
+                throw error(line, column, "unknown variable \"\(root)\" (\(kind.rawValue) templates have: "
+                            + kind.variables.sorted().joined(separator: ", ") + ")")
+            }
+        }
+
+        while index < chars.count {
+            guard chars[index] == "{", index + 1 < chars.count, chars[index + 1] == "{" else {
+                if chars[index] == "\n" { line += 1; column = 1 } else { column += 1 }
+                index += 1
+                continue
+            }
+            let tagLine = line, tagColumn = column
+            let triple = index + 2 < chars.count && chars[index + 2] == "{"
+            let start = index + (triple ? 3 : 2)
+            let closer: [Character] = triple ? ["}", "}", "}"] : ["}", "}"]
+            var end = start
+            while end + closer.count <= chars.count, Array(chars[end..<(end + closer.count)]) != closer { end += 1 }
+            guard end + closer.count <= chars.count else {
+                throw error(tagLine, tagColumn, "tag is never closed with \(String(closer))")
+            }
+            let content = String(chars[start..<end]).trimmingCharacters(in: .whitespaces)
+            for character in chars[index..<(end + closer.count)] {
+                if character == "\n" { line += 1; column = 1 } else { column += 1 }
+            }
+            index = end + closer.count
+
+            let sigil: Character? = triple ? "{" : content.first
+            let name = triple || sigil.map({ "#^/!>=<$%&".contains($0) }) == true
+                ? String(content.dropFirst(triple ? 0 : 1)).trimmingCharacters(in: .whitespaces)
+                : content
+            if sigil == "!" { continue }
+            if name.contains("\n") { throw error(tagLine, tagColumn, "tag is never closed with \(String(closer))") }
+            switch sigil {
+            case "=": return
+            case "%": continue
+            case ">", "<": throw error(tagLine, tagColumn, "partials are not supported in message templates")
+            case "#", "^":
+                try checkVariable(name, tagLine, tagColumn)
+                open.append((name, tagLine, tagColumn))
+            case "$":
+                open.append((name, tagLine, tagColumn))
+            case "/":
+                guard let section = open.popLast() else {
+                    throw error(tagLine, tagColumn, "{{/\(name)}} closes no open section")
+                }
+                guard section.name == name else {
+                    throw error(tagLine, tagColumn, "{{/\(name)}} does not close section \"\(section.name)\" "
+                                + "(opened at \(section.line):\(section.column))")
+                }
+            default:
+                guard !name.isEmpty else { throw error(tagLine, tagColumn, "empty tag") }
+                try checkVariable(name, tagLine, tagColumn)
+            }
+        }
+        if let section = open.last {
+            throw error(section.line, section.column, "unclosed section \"\(section.name)\"")
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+import Dispatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+// `UnixSignal` (`.sigterm`, `.sighup`) and `UnixSignalsSequence` are declared in
+// swift-service-lifecycle's UnixSignals module, which ServiceLifecycle builds with.
+import UnixSignals
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The daemon: sleep until the next reminder or retry, deliver it, repeat.",
+        discussion: """
+            Sleeps on an absolute wall-clock timer, so suspend, resume and clock changes wake it; uses no CPU \
+            while it waits. SIGTERM or SIGINT: finish the delivery in flight, then exit 0. SIGHUP: reload the \
+            config, templates and contacts and plan again (a broken config or template keeps the running one). \
+            import, include, skip, set-birthday, clear-birthday and retry send it SIGHUP through \
+            <data dir>/run.pid. Logs go to standard error; BUZZ_LOG_LEVEL=debug (contact names), info (the \
+            default), notice, warning or error. Use either `run` or a timer running `tick`, not both \
+            (both are safe together, but one is enough).
+            """)
+
+    @ParentCommand var root: Buzz
+
+    func run() async throws {
+        if root.global.now != nil {
+            throw CLIError.request("run follows the real clock; --now is for tick, upcoming and list (try `buzz tick --now …`)")
+        }
+        let logger = try daemonLogger(environment: ProcessInfo.processInfo.environment)
+        // Everything that can be wrong with the request fails here, before any
+        // state is touched: a broken config or template (2), another run (2).
+        let context = try Context(root.global)
+        let store = try context.openStore()  // creates the data dir (0700)
+        let pidFile = try RunPidFile.claim(dataDirectory: context.dataDirectory)
+        defer { pidFile.release() }
+        let wiring = try DispatchWiring(context: context, store: store)
+        let timer = try WallClockTimer()
+
+        let options = root.global
+        let daemon = BirthdayDaemon(
+            store: store, initial: DaemonSetup(context: context, wiring: wiring), timer: timer, pidFile: pidFile,
+            logger: logger,
+            reload: {
+                let context = try Context(options)
+                return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store))
+            })
+        let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        do {
+            try await group.run()
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError.runtime("run stopped: \(error)")
+        }
+    }
+
+    /// swift-log to standard error at `BUZZ_LOG_LEVEL` (default `info`). The
+    /// handler is handed to this logger only: no process-wide bootstrap.
+    private func daemonLogger(environment: [String: String]) throws -> Logger {
+        var level = Logger.Level.info
+        if let text = environment["BUZZ_LOG_LEVEL"], !text.isEmpty {
+            guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw CLIError.request("BUZZ_LOG_LEVEL \"\(text)\" is not a log level (\(names))")
+            }
+            level = parsed
+        }
+        var logger = Logger(label: "birthdaybuzz") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = level
+        return logger
+    }
+}
+
+/// What a reload replaces: the config (in the context) and the dispatcher built from it.
+struct DaemonSetup: Sendable {
+    var context: Context
+    var wiring: DispatchWiring
+}
+
+/// What the signal handlers ask of the loop.
+final class DaemonRequests: Sendable {
+    private struct Flags {
+        var stop = false
+        var reload = false
+    }
+
+    private let flags = Mutex(Flags())
+
+    var stopRequested: Bool { flags.withLock { $0.stop } }
+    func requestStop() { flags.withLock { $0.stop = true } }
+    func requestReload() { flags.withLock { $0.reload = true } }
+
+    /// Whether a reload was asked for since the last call.
+    func takeReload() -> Bool {
+        flags.withLock { flags in
+            defer { flags.reload = false }
+            return flags.reload
+        }
+    }
+}
+
+/// `buzz run` as a `Service`: plan, deliver what is due under the dispatch
+/// lock, sleep on the wall-clock timer until the next fire time or retry, repeat.
+///
+/// SIGHUP reloads and re-plans; a graceful shutdown (SIGTERM, SIGINT) lets the
+/// pass in flight finish, then returns.
+struct BirthdayDaemon: Service {
+    let store: BuzzDatabase
+    let initial: DaemonSetup
+    let timer: WallClockTimer
+    let pidFile: RunPidFile
+    let logger: Logger
+    /// Reads the config and templates again; throws what is wrong with them.
+    let reload: @Sendable () throws -> DaemonSetup
+    let requests = DaemonRequests()
+
+    /// A failed pass (database locked, disk full) is tried again after this
+    /// many seconds, doubling per failure up to `maxRetryDelay`.
+    static let firstRetryDelay: Int64 = 30
+    static let maxRetryDelay: Int64 = 900
+    /// When another dispatcher kept the lock past `delivery.lock_wait`, look again this soon.
+    static let busyRetryDelay: Int64 = 60
+
+    func run() async throws {
+        // SIGHUP must be trapped before the pid file names this process: a
+        // command that signals a daemon still starting would otherwise kill it.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        try pidFile.publish()
+        let dataDirectory = initial.context.dataDirectory
+        logger.info("started (pid \(getpid()), data dir \(dataDirectory))")
+        let requests = requests, timer = timer
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in hangups {
+                    requests.requestReload()
+                    timer.wake()
+                }
+            }
+            try await withGracefulShutdownHandler {
+                try await loop()
+            } onGracefulShutdown: {
+                requests.requestStop()
+                timer.wake()
+            }
+            group.cancelAll()
+        }
+        logger.info("stopped")
+    }
+
+    private func loop() async throws {
+        var setup = initial
+        var failures = 0
+        do {
+            while !requests.stopRequested {
+                if requests.takeReload() { setup = await reloaded(from: setup) }
+                let now = WallClockTimer.now()
+                var next: Int64?
+                do {
+                    next = try await pass(setup, now: now)
+                    failures = 0
+                } catch {
+                    failures += 1
+                    let delay = min(Self.firstRetryDelay << min(failures - 1, 10), Self.maxRetryDelay)
+                    logger.error("dispatch pass failed: \(oneLine(error)); trying again in \(delay) s")
+                    next = now + delay
+                }
+                if requests.stopRequested { break }
+                if let next {
+                    logger.info("next wake \(setup.context.clock.iso8601(next))")
+                } else {
+                    logger.info("nothing planned (no included contact with a birthday); waiting for a change")
+                }
+                if try await timer.wait(until: next) == .clockChanged {
+                    logger.notice("the wall clock changed (set, or resumed from suspend); planning again")
+                }
+            }
+        } catch {
+            await setup.wiring.shutdown()
+            throw error
+        }
+        await setup.wiring.shutdown()
+    }
+
+    /// One round: contacts, lock, pass, unlock. Returns when to wake next.
+    private func pass(_ setup: DaemonSetup, now: Int64) async throws -> Int64? {
+        let dispatcher = setup.wiring.dispatcher
+        let contacts = try store.plannableContacts()
+        guard let lock = try await dispatchLock(setup) else {
+            logger.notice("another dispatcher is delivering from \(setup.context.dataDirectory); trying again in \(Self.busyRetryDelay) s")
+            let planned = try dispatcher.nextWake(contacts: contacts, now: now)
+            return min(planned ?? .max, now + Self.busyRetryDelay)
+        }
+        let report: DispatchReport
+        do {
+            defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
+            if requests.stopRequested { return nil }
+            report = try await dispatcher.pass(contacts: contacts, now: now)
+        }
+        log(report, contacts: contacts)
+        let next = try dispatcher.nextWake(contacts: contacts, now: now)
+        if logger.logLevel <= .debug, let event = dispatcher.planner.upcoming(contacts, now: now, limit: 1).first {
+            logger.debug("next reminder: \(event.name), \(event.occurrence) (\(event.offsetDays) day(s) before) at \(setup.context.clock.iso8601(event.fireAt))")
+        }
+        return next
+    }
+
+    /// The dispatch lock: at once when free, else waited for (up to
+    /// `delivery.lock_wait`) on a thread of its own, not the cooperative pool.
+    private func dispatchLock(_ setup: DaemonSetup) async throws -> DispatchLock? {
+        let directory = setup.context.dataDirectory
+        if let lock = try DispatchLock.acquire(dataDirectory: directory, wait: 0) { return lock }
+        let wait = setup.context.config.delivery.lockWait
+        guard wait > 0 else { return nil }
+        logger.info("another dispatcher holds the lock; waiting up to \(wait) s")
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DispatchLock?, any Error>) in
+            Thread {
+                continuation.resume(with: Result { try DispatchLock.acquire(dataDirectory: directory, wait: wait) })
+            }.start()
+        }
+    }
+
+    private func reloaded(from current: DaemonSetup) async -> DaemonSetup {
+        do {
+            let fresh = try reload()
+            await current.wiring.shutdown()
+            logger.info("reloaded \(fresh.context.configPath) and the templates")
+            return fresh
+        } catch {
+            logger.error("reload failed, still running the previous config: \(oneLine(error))")
+            return current
+        }
+    }
+
+    /// One line per delivery; contact names only at debug level.
+    private func log(_ report: DispatchReport, contacts: [PlanningContact]) {
+        guard !report.deliveries.isEmpty else {
+            logger.debug("nothing due")
+            return
+        }
+        var names: [String: String] = [:]
+        if logger.logLevel <= .debug {
+            for contact in contacts { names[contact.id] = contact.name }
+        }
+        for delivery in report.deliveries {
+            let what = "\(delivery.id) via \(delivery.channel)"
+            let why = delivery.error.map { ": \(oneLine($0))" } ?? ""
+            switch delivery.status {
+            case .sent: logger.info("sent \(what)")
+            case .retrying: logger.warning("not delivered, will retry \(what)\(why)")
+            case .failed: logger.error("failed \(what)\(why)")
+            default: logger.notice("\(delivery.status.rawValue) \(what)\(why)")
+            }
+            if let contactID = PlannedEvent.parse(delivery.id)?.contactID, let name = names[contactID] {
+                logger.debug("\(delivery.id) is \(name)'s")
+            }
+        }
+        logger.info("pass: \(report.due) due, \(report.sent) sent, \(report.failed) failed, \(report.retrying) retrying, \(report.missed) missed, \(report.skipped) skipped")
+    }
+}
+
+/// An error as one log line.
+private func oneLine(_ error: any Error) -> String {
+    oneLine((error as? CLIError)?.message ?? "\(error)")
+}
+
+private func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).joined(separator: " ")
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzChannels
+import BuzzStore
+import Foundation
+
+struct TickCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tick",
+        abstract: "Deliver everything due now (with catch-up) and retries that are due, then exit.",
+        discussion: """
+            For cron and systemd timers. Exit 0: all good, nothing due, or another dispatcher is busy; \
+            1: some delivery failed or waits for a retry. --now only moves the clock: it really sends.
+            """)
+
+    @ParentCommand var root: Buzz
+
+    @Flag(help: "Show what would go where; send and record nothing.")
+    var dryRun = false
+
+    @Flag(help: "JSON output: counts and deliveries.")
+    var json = false
+
+    func run() async throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
+                                                  wait: dryRun ? 0 : context.config.delivery.lockWait) else {
+            if dryRun {
+                print("another dispatcher is delivering now; showing nothing")
+            } else {
+                print("another dispatcher is busy with \(context.dataDirectory); nothing sent (it will deliver)")
+            }
+            return
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let wiring = try DispatchWiring(context: context, store: store, consoleToStandardError: json)
+        let contacts = try runtime { try store.plannableContacts() }
+        let report = try await runtime { try await wiring.dispatcher.pass(contacts: contacts, now: context.now, dryRun: dryRun) }
+        await wiring.shutdown()
+        if json {
+            print(report.json)
+        } else {
+            print(report.summary(dryRun: dryRun))
+        }
+        if !dryRun, report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+    }
+}
+
+extension DispatchReport {
+    var json: String {
+        var object = JSONObject()
+        object.add("due", due)
+        object.add("sent", sent)
+        object.add("failed", failed)
+        object.add("retrying", retrying)
+        object.add("missed", missed)
+        object.add("skipped", skipped)
+        object.add("deliveries", raw: "[" + deliveries.map { delivery in
+            var row = JSONObject()
+            row.add("id", delivery.id)
+            row.add("channel", delivery.channel)
+            row.add("status", delivery.status.rawValue)
+            row.add("error", delivery.error)
+            return row.json
+        }.joined(separator: ",") + "]")
+        return object.json
+    }
+
+    func summary(dryRun: Bool) -> String {
+        var lines: [String] = []
+        for delivery in deliveries {
+            let status = dryRun && delivery.status == .pending ? "would send" : delivery.status.rawValue
+            lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(delivery.id)"
+                         + (delivery.error.map { " — \($0)" } ?? ""))
+        }
+        if dryRun {
+            lines.append("dry run: \(due) due; nothing sent or recorded")
+        } else {
+            lines.append("tick: \(due) due, \(sent) sent, \(failed) failed, \(retrying) retrying, \(missed) missed, \(skipped) skipped")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,184 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// An alarm at an absolute wall-clock instant that costs nothing while it waits.
+///
+/// A `timerfd` on `CLOCK_REALTIME`, armed with `TFD_TIMER_ABSTIME |
+/// TFD_TIMER_CANCEL_ON_SET`: the kernel fires it at the instant even across a
+/// suspend, and wakes it early when the wall clock jumps (settimeofday, an NTP
+/// step, resume from suspend), so `run` never oversleeps a birthday. The fd is
+/// watched by a Dispatch read source (epoll on Dispatch's own thread): no thread
+/// of Swift's cooperative pool is held, and nothing wakes between events.
+///
+/// ```swift
+/// let timer = try WallClockTimer()
+/// switch try await timer.wait(until: fireAt) {   // seconds since 1970
+/// case .due: deliver()
+/// case .clockChanged, .woken: replan()
+/// }
+/// ```
+///
+/// One waiter at a time (the daemon's loop); `wake()` may be called from anywhere.
+final class WallClockTimer: Sendable {
+    /// Why `wait(until:)` returned.
+    enum Wake: Sendable, Equatable {
+        /// The instant was reached.
+        case due
+        /// The wall clock jumped (or the machine resumed): plan again.
+        case clockChanged
+        /// `wake()` was called (SIGHUP, shutdown).
+        case woken
+    }
+
+    private struct State {
+        var waiter: CheckedContinuation<Wake, any Error>?
+        /// What came while nobody waited (a `wake()`, or an expiry that beat
+        /// the waiter to the lock): the next wait returns it at once.
+        var pending: Wake?
+    }
+
+    /// What the fd's event handler shares with the timer (kept apart so that
+    /// the handler does not keep the timer alive).
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let descriptor: Int32
+    private let shared = Shared()
+    /// The Dispatch source watching the fd (in a Mutex because Dispatch's
+    /// sources are not marked Sendable; only `deinit` touches it again).
+    private let source: Mutex<(any DispatchSourceRead)?>
+
+    init() throws {
+        guard let calls = TimerFD.calls else {
+            throw CLIError.runtime("this system has no timerfd (Linux ≥ 2.6.27 is needed for `buzz run`)")
+        }
+        let fd = calls.create(CLOCK_REALTIME, TimerFD.cloexec | TimerFD.nonblock)
+        guard fd >= 0 else {
+            throw CLIError.runtime("cannot create the wake-up timer (timerfd_create: \(String(cString: strerror(errno))))")
+        }
+        descriptor = fd
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd,
+                                                   queue: DispatchQueue(label: "birthdaybuzz.wall-clock-timer"))
+        let shared = shared
+        source.setEventHandler {
+            var expirations: UInt64 = 0
+            let count = read(fd, &expirations, MemoryLayout<UInt64>.size)
+            let wake: Wake
+            if count == MemoryLayout<UInt64>.size {
+                wake = .due
+            } else if count < 0, errno == ECANCELED {
+                wake = .clockChanged
+            } else {
+                return  // EAGAIN: re-armed since it became readable
+            }
+            let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
+                if let waiter = state.waiter.take() { return waiter }
+                if state.pending != .woken { state.pending = wake }
+                return nil
+            }
+            waiter?.resume(returning: wake)
+        }
+        source.setCancelHandler { close(fd) }
+        source.resume()
+        self.source = Mutex(source)
+    }
+
+    deinit {
+        source.withLock { $0?.cancel() }  // its cancel handler closes the fd
+    }
+
+    /// Waits until `instant` (seconds since 1970; a past instant returns at
+    /// once), a wall-clock jump, or `wake()`. With a nil `instant`, only
+    /// `wake()` or cancellation end the wait. Throws `CancellationError` when
+    /// the task is cancelled.
+    func wait(until instant: Int64?) async throws -> Wake {
+        while true {
+            try Task.checkCancellation()
+            shared.state.withLock { state in
+                if state.pending != .woken { state.pending = nil }  // news about an earlier arming
+            }
+            try arm(at: instant)
+            let wake = try await suspend()
+            // An expiry read just before re-arming can still reach this wait:
+            // whether the instant has come is the clock's to say.
+            if wake == .due, instant.map({ WallClockTimer.now() < $0 }) ?? true { continue }
+            return wake
+        }
+    }
+
+    /// Ends the current wait with `.woken`, or the next one if nobody waits now.
+    func wake() {
+        let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
+            if let waiter = state.waiter.take() { return waiter }
+            state.pending = .woken
+            return nil
+        }
+        waiter?.resume(returning: .woken)
+    }
+
+    /// The wall clock, in whole seconds since 1970.
+    static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec)
+    }
+
+    private func suspend() async throws -> Wake {
+        let shared = shared
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Wake, any Error>) in
+                let immediate = shared.state.withLock { state -> Result<Wake, any Error>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if let pending = state.pending.take() { return .success(pending) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            shared.state.withLock { $0.waiter.take() }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Arms the timer at `instant`, or disarms it (nil). Re-arming also clears
+    /// an expiry nobody read.
+    private func arm(at instant: Int64?) throws {
+        var setting = itimerspec()  // zero interval: one shot; zero value: disarmed
+        var flags: Int32 = 0
+        if let instant {
+            setting.it_value.tv_sec = max(Int(instant), 1)  // 0 would mean "disarm"
+            flags = TimerFD.absoluteTime | TimerFD.cancelOnSet
+        }
+        guard let calls = TimerFD.calls, calls.settime(descriptor, flags, &setting, nil) == 0 else {
+            throw CLIError.runtime("cannot arm the wake-up timer (timerfd_settime: \(String(cString: strerror(errno))))")
+        }
+    }
+}
+
+/// glibc's timerfd calls. `<sys/timerfd.h>` is not part of Swift's Glibc
+/// module, and this target has no C shim of its own, so the two functions are
+/// looked up once by name and called through typed C function pointers; the
+/// flag values are the kernel ABI's (`linux/timerfd.h`), which never changes.
+private enum TimerFD {
+    typealias Create = @convention(c) (Int32, Int32) -> Int32
+    typealias SetTime = @convention(c) (Int32, Int32, UnsafePointer<itimerspec>, UnsafeMutablePointer<itimerspec>?) -> Int32
+
+    static let cloexec: Int32 = 0o2_000_000  // TFD_CLOEXEC = O_CLOEXEC
+    static let nonblock: Int32 = 0o4_000  // TFD_NONBLOCK = O_NONBLOCK
+    static let absoluteTime: Int32 = 1 << 0  // TFD_TIMER_ABSTIME
+    static let cancelOnSet: Int32 = 1 << 1  // TFD_TIMER_CANCEL_ON_SET
+
+    struct Calls: Sendable {
+        let create: Create
+        let settime: SetTime
+    }
+
+    static let calls: Calls? = {
+        guard let library = dlopen(nil, RTLD_NOW),
+              let create = dlsym(library, "timerfd_create"),
+              let settime = dlsym(library, "timerfd_settime") else { return nil }
+        return Calls(create: unsafeBitCast(create, to: Create.self), settime: unsafeBitCast(settime, to: SetTime.self))
+    }()
+}

@@ -1,0 +1,153 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// `buzz tick` against the real HTTP sink: exactly-once delivery through faults (DESIGN §7).
+@Suite(.serialized, .timeLimit(.minutes(3)),
+       .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+struct TickCommandTests {
+    /// A sandbox whose reminders go to `hook` (the sink), in UTC at 09:00, with `count` contacts born on `date`.
+    static func world(sink: URL, count: Int = 1, birthday: String = "1990-03-15", extra: String = "") async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            channels = ["hook"]
+            \(extra)
+            [channels.hook]
+            type = "webhook"
+            url = "\(sink.absoluteString)/hook"
+            timeout = "5s"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let cards = (0..<count).map { VCard.card(uid: "u\($0)", name: "Person \($0)", bday: birthday) }.joined()
+        let file = try sandbox.write("contacts.vcf", cards)
+        let imported = try await sandbox.run(["import", file, "--now", "2027-01-01"])
+        #expect(imported.status == 0, "\(imported)")
+        // A first tick long before, so the watermark is set and nothing is backlog.
+        let first = try await sandbox.run(["tick", "--now", "2027-01-02T00:00Z"])
+        #expect(first.status == 0, "\(first)")
+        return sandbox
+    }
+
+    static func keys(_ sink: HTTPSink) async throws -> [String] {
+        try await sink.requests().compactMap { $0.headers["Idempotency-Key"] }
+    }
+
+    @Test func oncePerEventAcrossRepeatedTicks() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        for now in ["2027-03-14T09:00Z", "2027-03-14T09:01Z", "2027-03-14T12:00Z", "2027-03-15T09:00Z", "2027-03-15T09:30Z"] {
+            let tick = try await sandbox.run(["tick", "--now", now, "--json"])
+            #expect(tick.status == 0, "\(tick)")
+        }
+        #expect(try await Self.keys(sink) == ["u0/1/2027-03-15", "u0/0/2027-03-15"])  // day-before, then day-of
+        let body = try #require(try await sink.requests().first?.bodyJSON() as? [String: Any])
+        #expect(body["event"] as? String == "birthday.reminder")
+        #expect((body["title"] as? String)?.contains("Person 0") == true)
+        let outbox = try await sandbox.run(["outbox", "--json"])
+        #expect(outbox.stdout.components(separatedBy: "\"status\":\"sent\"").count == 3)
+    }
+
+    @Test func tickJSONAndCatchUpWindow() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base, extra: "catch_up = \"2h\"")
+        // Off from Jan 2 until Mar 15 10:30: the day-before reminder is missed, the day-of one (1.5 h late) is sent.
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T10:30Z", "--json"])
+        #expect(tick.status == 0, "\(tick)")
+        let report = try JSONRow.parseObject(tick.stdout)
+        #expect(report["due"] == .int(1) && report["sent"] == .int(1) && report["missed"] == .int(1))
+        #expect(report["failed"] == .int(0) && report["retrying"] == .int(0) && report["skipped"] == .int(0))
+        #expect(try await Self.keys(sink) == ["u0/0/2027-03-15"])
+    }
+
+    @Test func fiveHundredTwiceThenOKIsDeliveredOnceAfterBackoff() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        try await sink.script([["status": 500], ["status": 500]])
+        let first = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(first.status == 1, "\(first)")  // waiting for a retry
+        let tooEarly = try await sandbox.run(["tick", "--now", "2027-03-14T09:00:05Z"])
+        #expect(tooEarly.status == 1)
+        #expect(try await sink.requests().count == 1)
+        _ = try await sandbox.run(["tick", "--now", "2027-03-14T09:01Z"])   // second 500
+        let third = try await sandbox.run(["tick", "--now", "2027-03-14T09:05Z"])
+        #expect(third.status == 0, "\(third)")
+        let statuses = try await sink.requests().map(\.status)
+        #expect(statuses == [500, 500, 200])
+        #expect(Set(try await Self.keys(sink)) == ["u0/1/2027-03-15"])
+    }
+
+    @Test func retryAfterIsRespected() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        try await sink.script([["status": 429, "headers": ["Retry-After": "600"]]])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-14T09:05Z"])  // before Retry-After: nothing sent
+        #expect(try await sink.requests().count == 1)
+        let later = try await sandbox.run(["tick", "--now", "2027-03-14T09:10:01Z"])
+        #expect(later.status == 0, "\(later)")
+        #expect(try await sink.requests().map(\.status) == [429, 200])
+    }
+
+    @Test func killedMidBatchLosesNothing() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base, count: 20)
+        // Slow answers, so the batch is in flight when the process is killed.
+        try await sink.script([], default: ["status": 200, "hang": 0.3])
+        let binary = try #require(BuzzBinary.path)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--data-dir", sandbox.dataDir, "tick", "--now", "2027-03-14T09:00Z"]
+        process.environment = sandbox.environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(2))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let beforeKill = try await sink.requests().count
+        #expect(beforeKill > 0 && beforeKill < 20, "the kill should land mid-batch (\(beforeKill) received)")
+        try await sink.script([], default: ["status": 200])
+        let second = try await sandbox.run(["tick", "--now", "2027-03-14T09:00:30Z"])
+        #expect(second.status == 0, "\(second)")
+        let keys = try await Self.keys(sink)
+        let expected = Set((0..<20).map { "u\($0)/1/2027-03-15" })
+        #expect(Set(keys) == expected)
+        #expect(keys.count - expected.count <= 1, "at most one duplicate: \(keys.count) requests")
+    }
+
+    @Test func twoTicksAtOnceSendEachOnce() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base, count: 15)
+        try await sink.script([], default: ["status": 200, "hang": 0.05])
+        async let first = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        async let second = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        let results = try await [first, second]
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
+        let keys = try await Self.keys(sink)
+        #expect(keys.count == 15)
+        #expect(Set(keys).count == 15)
+    }
+
+    @Test func dryRunSendsNothing() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        let dry = try await sandbox.run(["tick", "--dry-run", "--now", "2027-03-14T09:00Z"])
+        #expect(dry.status == 0)
+        #expect(dry.stdout.contains("would send") && dry.stdout.contains("u0/1/2027-03-15"))
+        #expect(try await sink.requests().isEmpty)
+        let real = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(real.status == 0)
+        #expect(try await Self.keys(sink) == ["u0/1/2027-03-15"])
+    }
+}
