@@ -150,4 +150,56 @@ struct TickCommandTests {
         #expect(real.status == 0)
         #expect(try await Self.keys(sink) == ["u0/1/2027-03-15"])
     }
+
+    @Test func busyDispatcherMakesTheSecondTickExitZero() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base, count: 8, extra: "[delivery]\nlock_wait = \"1s\"")
+        try await sink.script([], default: ["status": 200, "hang": 0.5])
+        async let slow = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        try await Task.sleep(for: .milliseconds(700))
+        let busy = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(busy.status == 0, "\(busy)")
+        #expect(busy.stdout.contains("another dispatcher is busy"))
+        #expect(try await slow.status == 0)
+        #expect(try await Self.keys(sink).count == 8)
+    }
+
+    @Test func failedDeliveriesShowInTheOutboxAndRetryPutsThemBack() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        try await sink.script([["status": 404, "body": "no such hook"]])
+        let failed = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(failed.status == 1)
+        let outbox = try await sandbox.run(["outbox", "--failed"])
+        #expect(outbox.stdout.contains("failed") && outbox.stdout.contains("u0/1/2027-03-15") && outbox.stdout.contains("HTTP 404"))
+        let json = try JSONRow.parseArray(try await sandbox.run(["outbox", "--failed", "--json"]).stdout)
+        #expect(json.count == 1 && json.first?["status"] == .string("failed") && json.first?["attempts"] == .int(1))
+        let retry = try await sandbox.run(["retry", "u0/1/2027-03-15", "--now", "2027-03-14T09:10Z"])
+        #expect(retry.status == 0, "\(retry)")
+        let again = try await sandbox.run(["tick", "--now", "2027-03-14T09:11Z"])
+        #expect(again.status == 0, "\(again)")
+        #expect(try await sink.requests().map(\.status) == [404, 200])
+        #expect(try await sandbox.run(["outbox", "--failed"]).stdout.contains("No failed deliveries"))
+        #expect(try await sandbox.run(["retry"]).status == 2)  // nothing to retry
+    }
+
+    @Test func aBrokenTemplateStopsTickBeforeAnythingIsSent() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        let template = try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache",
+                                         "{{#today}}Today: {{name}}\n\nBody\n")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 2, "\(tick)")
+        #expect(tick.stderr.contains(template + ":"), "\(tick)")
+        #expect(try await sink.requests().isEmpty)
+        // A good override is used.
+        try Data("Reminder for {{name}}\n\nIt is {{date}}.\n".utf8).write(to: URL(fileURLWithPath: template))
+        let fixed = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(fixed.status == 0, "\(fixed)")
+        let body = try #require(try await sink.requests().first?.bodyJSON() as? [String: Any])
+        #expect(body["title"] as? String == "Reminder for Person 0")
+    }
 }
