@@ -1,0 +1,356 @@
+import Foundation
+import Testing
+@testable import BirthdayBuzz
+
+@Suite struct MessageTemplatesTests {
+    static let shippedLocales = ["de", "en", "es", "fr"]
+
+    /// Monday, 15 March 2027.
+    static func monday() throws -> LocalDate {
+        try #require(LocalDate(year: 2027, month: 3, day: 15))
+    }
+
+    /// A fresh folder, removed after `body`.
+    static func withTempFolder(_ files: [String: String], _ body: (String) throws -> Void) throws {
+        let root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("buzz-templates-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for (path, text) in files {
+            let full = root + "/" + path
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: full))
+        }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try body(root)
+    }
+
+    static func loadError(_ files: [String: String]) throws -> (root: String, error: TemplateError?) {
+        var result: (String, TemplateError?) = ("", nil)
+        try withTempFolder(files) { root in
+            do throws(TemplateError) {
+                _ = try MessageTemplates(overrideDirectory: root)
+                result = (root, nil)
+            } catch {
+                result = (root, error)
+            }
+        }
+        return result
+    }
+
+    static func shippedError(_ extra: [String: String]) -> TemplateError? {
+        var shipped = ShippedTemplates.all
+        shipped.merge(extra) { _, new in new }
+        do {
+            _ = try MessageTemplates(overrideDirectory: nil, shipped: shipped)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Shipped templates
+
+    @Test func everyShippedReminderRendersForEveryCase() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        #expect(templates.locales(for: .reminder) == Self.shippedLocales)
+        let date = try Self.monday()
+        for locale in Self.shippedLocales {
+            for days in [0, 1, 5] {
+                for age in [nil, 37] as [Int?] {
+                    let out = templates.renderReminder(name: "Anna Smith", firstName: "Anna", daysUntil: days,
+                                                       age: age, date: date, locale: locale)
+                    let label = "\(locale) days=\(days) age=\(age.map(String.init) ?? "nil")"
+                    #expect(out.locale == locale, "\(label)")
+                    #expect(!out.title.isEmpty, "\(label)")
+                    #expect(!out.title.contains("\n"), "\(label): \(out.title)")
+                    #expect(out.title.contains("Anna Smith"), "\(label): \(out.title)")
+                    #expect(!out.title.contains("{{") && !out.body.contains("{{"), "\(label)")
+                    #expect(out.body.contains("Anna"), "\(label): \(out.body)")
+                    #expect(out.body.contains("15"), "\(label): the date is missing: \(out.body)")
+                    #expect(out.body.contains("37") == (age != nil), "\(label): \(out.body)")
+                    #expect(out.title.contains("5") == (days == 5), "\(label): \(out.title)")
+                    #expect(out.body.split(separator: "\n").count == 2, "\(label): \(out.body)")
+                    #expect(out.body.last != "\n" && out.body.first != "\n", "\(label)")
+                }
+            }
+        }
+    }
+
+    @Test func everyShippedAskRendersWithAndWithoutSender() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        #expect(templates.locales(for: .ask) == Self.shippedLocales)
+        for locale in Self.shippedLocales {
+            for sender in [nil, "", "Ben"] as [String?] {
+                let out = templates.renderAsk(firstName: "Anna", name: "Anna Smith", senderName: sender,
+                                              locales: [locale])
+                #expect(out.locale == locale)
+                #expect(!out.title.isEmpty && !out.title.contains("\n"))
+                #expect(out.body.contains("Anna"))
+                #expect(!out.body.contains("{{"))
+                #expect(!out.body.hasSuffix("\n"))
+                if sender == "Ben" {
+                    #expect(out.body.hasSuffix("!\nBen"), "\(locale): \(out.body)")
+                } else {
+                    #expect(out.body.hasSuffix("!"), "\(locale): \(out.body)")
+                }
+            }
+        }
+    }
+
+    @Test func englishTexts() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let date = try Self.monday()
+        let today = templates.renderReminder(name: "Anna Smith", firstName: "Anna", daysUntil: 0, age: 37,
+                                             date: date, locale: "en")
+        #expect(today.title == "It's Anna Smith's birthday today")
+        #expect(today.body == "Anna turns 37 today, Monday, March 15.\nA quick call or a few kind words will make their day.")
+        let tomorrow = templates.renderReminder(name: "Anna Smith", firstName: "Anna", daysUntil: 1, age: nil,
+                                                date: date, locale: "en-US")
+        #expect(tomorrow.title == "Anna Smith's birthday is tomorrow")
+        #expect(tomorrow.body.hasPrefix("Anna's birthday is tomorrow, Monday, March 15.\n"))
+        let later = templates.renderReminder(name: "Anna Smith", firstName: "Anna", daysUntil: 5, age: 37,
+                                             date: date, locale: "en")
+        #expect(later.title == "Anna Smith's birthday is in 5 days")
+        #expect(later.body.hasPrefix("Anna turns 37 on Monday, March 15, in 5 days.\n"))
+
+        let ask = templates.renderAsk(firstName: "Anna", name: "Anna Smith", senderName: "Ben", locales: ["en"])
+        #expect(ask.title == "Quick question")
+        #expect(ask.body == """
+            Hey Anna, I'm updating my contacts for close friends and family. \
+            What's your birthday (day and month; the year if you like)?
+
+            Thanks!
+            Ben
+            """)
+    }
+
+    // MARK: Locale fallback
+
+    @Test func germanRegionFallsBackToGermanAndKeepsTheRegionForTheDate() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let date = try Self.monday()
+        for tag in ["de-AT", "de_AT.UTF-8", "DE-at", "de"] {
+            #expect(templates.resolvedLocale(kind: .reminder, preferred: [tag]) == "de", "\(tag)")
+        }
+        let out = templates.renderReminder(name: "Anna Huber", firstName: "Anna", daysUntil: 0, age: 37,
+                                           date: date, locale: "de-AT")
+        #expect(out.locale == "de")
+        #expect(out.title == "Anna Huber hat heute Geburtstag")
+        #expect(out.body.hasPrefix("Heute, am Montag, 15. März, wird Anna 37.\n"))
+        let later = templates.renderReminder(name: "Anna Huber", firstName: "Anna", daysUntil: 5, age: nil,
+                                             date: date, locale: "de")
+        #expect(later.title == "Anna Huber hat in 5 Tagen Geburtstag")
+        #expect(later.body.hasPrefix("In 5 Tagen, am Montag, 15. März, hat Anna Geburtstag.\n"))
+        // Austrian month names come from the requested locale.
+        let january = try #require(LocalDate(year: 2027, month: 1, day: 4))
+        let austrian = templates.renderReminder(name: "Anna", firstName: "Anna", daysUntil: 1, age: nil,
+                                                date: january, locale: "de-AT")
+        #expect(austrian.body.contains("Jänner"), "\(austrian.body)")
+    }
+
+    @Test func unknownLocaleFallsBackToEnglish() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let date = try Self.monday()
+        for tag in ["xx", "xx-YY", "", "C", "POSIX", "pt-BR"] {
+            #expect(templates.resolvedLocale(kind: .reminder, preferred: [tag]) == "en", "\(tag)")
+        }
+        let out = templates.renderReminder(name: "Anna", firstName: "Anna", daysUntil: 0, age: nil,
+                                           date: date, locale: "xx")
+        #expect(out.locale == "en")
+        #expect(out.title == "It's Anna's birthday today")
+        #expect(out.body.contains("Monday, March 15"), "the date follows the template's language: \(out.body)")
+    }
+
+    @Test func askLocaleChain() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        #expect(templates.resolvedLocale(kind: .ask, preferred: ["de-AT", "fr"]) == "de")
+        #expect(templates.resolvedLocale(kind: .ask, preferred: ["pt", "fr"]) == "fr")
+        #expect(templates.resolvedLocale(kind: .ask, preferred: ["pt", "fr-CA"]) == "fr")
+        #expect(templates.resolvedLocale(kind: .ask, preferred: ["pt-BR", "it"]) == "en")
+        #expect(templates.resolvedLocale(kind: .ask, preferred: []) == "en")
+        let out = templates.renderAsk(firstName: "Ana", name: "Ana Silva", senderName: nil, locales: ["pt", "fr"])
+        #expect(out.locale == "fr")
+        #expect(out.title == "Petite question")
+        #expect(out.body.hasPrefix("Salut Ana !"))
+        let german = templates.renderAsk(firstName: "Jonas", name: "Jonas Berger", senderName: "Lea",
+                                         locales: ["de-AT", "en"])
+        #expect(german.locale == "de")
+        #expect(german.title == "Kurze Frage")
+        #expect(german.body.hasPrefix("Hallo Jonas, "))
+        #expect(german.body.hasSuffix("Danke dir!\nLea"))
+    }
+
+    @Test func lookupChainAndTags() {
+        #expect(MessageTemplates.canonicalTag("de_at.UTF-8") == "de-AT")
+        #expect(MessageTemplates.canonicalTag("zh_hant_tw") == "zh-Hant-TW")
+        #expect(MessageTemplates.canonicalTag("es-419") == "es-419")
+        #expect(MessageTemplates.canonicalTag("ca_ES@valencia") == "ca-ES")
+        #expect(MessageTemplates.canonicalTag("C") == nil)
+        #expect(MessageTemplates.canonicalTag("de/../x") == nil)
+        #expect(MessageTemplates.lookupChain(["de-AT", "fr-CA"]) == ["de-AT", "de", "fr-CA", "fr", "en"])
+        #expect(MessageTemplates.lookupChain(["zh-Hant-TW", "en-GB"]) == ["zh-Hant-TW", "zh-Hant", "zh", "en-GB", "en"])
+    }
+
+    // MARK: Plain text
+
+    @Test func valuesStayLiteral() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let date = try Self.monday()
+        for locale in Self.shippedLocales {
+            let reminder = templates.renderReminder(name: "Anna & Ben <3", firstName: "Seán O'Brien", daysUntil: 1,
+                                                    age: 40, date: date, locale: locale)
+            #expect(reminder.title.contains("Anna & Ben <3"), "\(reminder.title)")
+            #expect(reminder.body.contains("Seán O'Brien"), "\(reminder.body)")
+            #expect(!reminder.body.contains("&#") && !reminder.body.contains("&amp;"))
+            let ask = templates.renderAsk(firstName: "O'Brien", name: "Liam O'Brien", senderName: "Anna & Ben <3",
+                                          locales: [locale])
+            #expect(ask.body.contains("O'Brien"))
+            #expect(ask.body.hasSuffix("\nAnna & Ben <3"), "\(ask.body)")
+        }
+    }
+
+    @Test func titleIsOneLineAndBlankValuesFallBack() throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let date = try Self.monday()
+        let out = templates.renderReminder(name: "Anna\nSmith", firstName: " ", daysUntil: 0, age: nil,
+                                           date: date, locale: "en")
+        #expect(out.title == "It's Anna Smith's birthday today")
+        #expect(out.body.contains("Anna\nSmith's birthday"), "an empty first name falls back to the name")
+        let ask = templates.renderAsk(firstName: "", name: "Anna Smith", senderName: "  ", locales: ["en"])
+        #expect(ask.body.hasPrefix("Hey Anna Smith, "))
+        #expect(ask.body.hasSuffix("Thanks!"))
+    }
+
+    // MARK: Overrides
+
+    @Test func overrideWinsOverShipped() throws {
+        let date = try Self.monday()
+        try Self.withTempFolder([
+            "de/reminder.mustache": "Geburtstag: {{name}}\n\nHallo {{first_name}}, noch {{days_until}} Tage.\n",
+            "de_AT/ask.mustache": "Servus\n\nServus {{first_name}}!\n",
+            "it/ask.mustache": "Domanda\r\n\r\nCiao {{first_name}}!\r\n",
+            "README.txt": "notes are ignored",
+        ]) { root in
+            let templates = try MessageTemplates(overrideDirectory: root)
+            let out = templates.renderReminder(name: "Anna Huber", firstName: "Anna", daysUntil: 5, age: nil,
+                                               date: date, locale: "de-AT")
+            #expect(out.locale == "de")
+            #expect(out.title == "Geburtstag: Anna Huber")
+            #expect(out.body == "Hallo Anna, noch 5 Tage.")
+            #expect(templates.source(kind: .reminder, locale: "de") == root + "/de/reminder.mustache")
+            #expect(templates.source(kind: .reminder, locale: "en") == "templates/en/reminder.mustache")
+            // Shipped templates of other locales and kinds stay.
+            #expect(templates.renderReminder(name: "Anna", firstName: "Anna", daysUntil: 0, age: nil, date: date,
+                                             locale: "en").title == "It's Anna's birthday today")
+            #expect(templates.renderAsk(firstName: "Jonas", name: "Jonas", senderName: nil, locales: ["de"]).title
+                    == "Kurze Frage")
+            // A regional override (POSIX-style folder name) is used for that region only.
+            let austrian = templates.renderAsk(firstName: "Jonas", name: "Jonas", senderName: nil, locales: ["de-at"])
+            #expect(austrian.locale == "de-AT")
+            #expect(austrian.title == "Servus" && austrian.body == "Servus Jonas!")
+            // A new language, CRLF line endings.
+            let italian = templates.renderAsk(firstName: "Gia", name: "Gia", senderName: nil, locales: ["it-IT"])
+            #expect(italian.locale == "it")
+            #expect(italian.title == "Domanda" && italian.body == "Ciao Gia!")
+        }
+    }
+
+    @Test func missingOverrideFolderIsFine() throws {
+        let templates = try MessageTemplates(overrideDirectory: "/nonexistent/birthdaybuzz/templates")
+        #expect(templates.locales(for: .reminder) == Self.shippedLocales)
+    }
+
+    @Test func brokenOverrideNamesFileLineAndColumn() throws {
+        let (root, error) = try Self.loadError([
+            "de/reminder.mustache": "{{name}} hat Geburtstag\n\nHallo,\nsiehe {{#today}}heute\n",
+        ])
+        let found = try #require(error)
+        let path = root + "/de/reminder.mustache"
+        #expect(found.description == path + ":4:7: unclosed section \"today\"")
+        #expect(found.file == path && found.line == 4 && found.column == 7)
+    }
+
+    @Test func otherBrokenTemplates() throws {
+        func check(_ text: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let (root, error) = try Self.loadError(["en/ask.mustache": text])
+            let found = try #require(error, sourceLocation: sourceLocation)
+            #expect(found.description == root + "/en/ask.mustache:" + expected, sourceLocation: sourceLocation)
+        }
+        // The shape: title line, blank line, body.
+        try check("Quick question\nHey {{first_name}}\n",
+                  "2:1: expected a blank line after the title: a template is a title line, a blank line, then the body")
+        try check("Quick question\n", "2:1: the file ends after the title: expected a blank line, then the body")
+        try check("\n\nHey\n", "1:1: the first line must be the title (subject); it is empty")
+        try check("Quick question\n\n\n", "3:1: the body is empty")
+        // Tags.
+        try check("Hi {{#sender_name}}{{sender_name}}\n\nHey\n", "1:4: unclosed section \"sender_name\"")
+        try check("Hi\n\n{{#sender_name}}\nx\n{{/name}}\n",
+                  "5:1: {{/name}} does not close section \"sender_name\" (opened at 3:1)")
+        try check("Hi\n\nHey {{/name}}\n", "3:5: {{/name}} closes no open section")
+        try check("Hi\n\nHey {{frist_name}}\n",
+                  "3:5: unknown variable \"frist_name\" (ask templates have: first_name, name, sender_name)")
+        try check("Hi\n\nHey {{days_until}}\n",
+                  "3:5: unknown variable \"days_until\" (ask templates have: first_name, name, sender_name)")
+        try check("Hi\n\nHey {{first_name\n", "3:5: tag is never closed with }}")
+        try check("Hi\n\nHey {{> footer}}\n", "3:5: partials are not supported in message templates")
+        // Reported by the Mustache parser, mapped back to the file.
+        try check("Hi\n\nHey\nSee {{% LANGUAGE: x}}\n", "4:5: unknown pragma: only CONTENT_TYPE: TEXT or HTML")
+        try check("Hi {{fir$t_name}}\n\nHey\n", "1:4: unknown variable \"fir$t_name\" (ask templates have: first_name, name, sender_name)")
+        // Transforms and comments are fine.
+        let (_, none) = try Self.loadError([
+            "en/ask.mustache": "Hi {{uppercased(first_name)}}\n\n{{! a note\nover lines }}Hey {{{name}}} {{&name}}\n",
+        ])
+        #expect(none == nil)
+    }
+
+    @Test func overrideFolderMistakes() throws {
+        let (root1, misplaced) = try Self.loadError(["reminder.mustache": "T\n\nB\n"])
+        #expect(misplaced?.description == root1 + "/reminder.mustache: templates go in a locale folder, e.g. "
+                + root1 + "/en/reminder.mustache")
+        let (root2, typo) = try Self.loadError(["de/remnder.mustache": "T\n\nB\n"])
+        #expect(typo?.description == root2 + "/de/remnder.mustache: unknown template; "
+                + "expected reminder.mustache or ask.mustache")
+        let (_, twice) = try Self.loadError(["de-AT/ask.mustache": "T\n\nB\n", "de_AT/ask.mustache": "T\n\nB\n"])
+        #expect(twice?.message.hasPrefix("same locale as ") == true)
+        let (_, backup) = try Self.loadError(["de/reminder.mustache~": "broken {{#x", ".hidden/ask.mustache": "x"])
+        #expect(backup == nil)
+    }
+
+    @Test func brokenOrIncompleteShippedTemplates() {
+        #expect(Self.shippedError(["fr/reminder": "Titre\nCorps\n"])?.description == "templates/fr/reminder.mustache:2:1: "
+                + "expected a blank line after the title: a template is a title line, a blank line, then the body")
+        #expect(Self.shippedError(["fr/letter": "T\n\nB\n"])?.file == "templates/fr/letter.mustache")
+        var noEnglish = ShippedTemplates.all
+        noEnglish["en/ask"] = nil
+        do {
+            _ = try MessageTemplates(overrideDirectory: nil, shipped: noEnglish)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description == "templates/en/ask.mustache: missing: every kind needs an English template to fall back to")
+        }
+    }
+
+    // MARK: Embedded copy
+
+    @Test func embeddedTemplatesMatchTheFolder() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("templates")
+        var onDisk: [String: String] = [:]
+        for locale in try FileManager.default.contentsOfDirectory(atPath: root.path) where !locale.hasPrefix(".") {
+            let folder = root.appendingPathComponent(locale)
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".mustache") {
+                let data = try Data(contentsOf: folder.appendingPathComponent(name))
+                onDisk["\(locale)/\(name.dropLast(".mustache".count))"] = String(decoding: data, as: UTF8.self)
+            }
+        }
+        #expect(onDisk.count == 8)
+        #expect(Set(onDisk.keys) == Set(ShippedTemplates.all.keys),
+                "Sources/BirthdayBuzz/ShippedTemplates.swift is out of date: run scripts/embed-templates.sh")
+        for (key, text) in onDisk {
+            #expect(ShippedTemplates.all[key] == text,
+                    "\(key) differs from templates/\(key).mustache: run scripts/embed-templates.sh")
+            #expect(text.hasSuffix("\n"))
+        }
+    }
+}
