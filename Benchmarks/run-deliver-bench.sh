@@ -278,14 +278,15 @@ PY
 
 # ---------------------------------------------------------------- measuring
 # timed_tick NAME NOW: a fresh copy of the template data dir, then one tick at
-# NOW under /usr/bin/time; sets T_MS (wall, EPOCHREALTIME) and RSS_KB.
+# NOW under /usr/bin/time; sets T_MS (wall, EPOCHREALTIME), RSS_KB and CPU_MS
+# (user + system).
 timed_tick() {
     local name=$1 now=$2 dir=$TMPROOT/data-run rc=0 t0 t1
     rm -rf "$dir"
     cp -a "$TEMPLATE" "$dir"
     sync -f "$dir" 2>/dev/null || true
     t0=$EPOCHREALTIME
-    /usr/bin/time -f '%M' -o "$TMPROOT/rss.out" \
+    /usr/bin/time -f '%M %U %S' -o "$TMPROOT/rss.out" \
         "$BUZZ" --config "$CONFIG" --data-dir "$dir" tick --now "$now" --json >"$TMPROOT/tick.json" 2>"$TMPROOT/tick.err" || rc=$?
     t1=$EPOCHREALTIME
     if [ "$rc" -ne 0 ]; then
@@ -294,7 +295,8 @@ timed_tick() {
         exit 1
     fi
     T_MS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) * 1000 }')
-    RSS_KB=$(tail -n 1 "$TMPROOT/rss.out")
+    read -r RSS_KB cpu_u cpu_s < <(tail -n 1 "$TMPROOT/rss.out")
+    CPU_MS=$(awk -v u="$cpu_u" -v s="$cpu_s" 'BEGIN { printf "%.0f", (u + s) * 1000 }')
 }
 
 # run_wrk NAME: wrk on one connection; appends req/s to $TMPROOT/wrk.rates.
@@ -319,7 +321,10 @@ run_wrk() {
     fi
     reqs=$(awk '/requests in/ { print $1 }' "$TMPROOT/$name.out")
     rate=$(awk '/^Requests\/sec:/ { print $2 }' "$TMPROOT/$name.out")
-    [ -n "$reqs" ] && [ -n "$rate" ] || { sed 's/^/  | /' "$TMPROOT/$name.out" >&2; die "$name: cannot read wrk's output"; }
+    if [ -z "$reqs" ] || [ -z "$rate" ]; then
+        sed 's/^/  | /' "$TMPROOT/$name.out" >&2
+        die "$name: cannot read wrk's output"
+    fi
     grep -q 'Non-2xx\|Socket errors' "$TMPROOT/$name.out" && { sed 's/^/  | /' "$TMPROOT/$name.out" >&2; die "$name: wrk saw errors"; }
     # wrk counts completed responses; the request in flight at the end may be logged too.
     wait_sink $((base + reqs))
@@ -346,8 +351,8 @@ for ((i = 1; i <= RUNS; i++)); do
     tick_json_check "$TMPROOT/tick.json" "$N" "$N" || die "tick $i: the JSON report is not as expected"
     conns=$(check_phase "tick $i" "$base" "$N" 1)
     TICK_CONNS="$TICK_CONNS $conns"
-    printf '%s %s\n' "$T_MS" "$RSS_KB" >>"$TMPROOT/tick.times"
-    log "tick $i: $T_MS ms, peak RSS $RSS_KB KiB, $conns connection(s)"
+    printf '%s %s %s\n' "$T_MS" "$RSS_KB" "$CPU_MS" >>"$TMPROOT/tick.times"
+    log "tick $i: $T_MS ms (CPU $CPU_MS ms), peak RSS $RSS_KB KiB, $conns connection(s)"
 done
 BUZZ_KEY_SAMPLE=$(awk -F'\t' 'NR == base + 1 { print $4 }' base="$base" "$SINK_LOG")
 BUZZ_UA=$(awk -F'\t' 'NR == base + 1 { print $5 }' base="$base" "$SINK_LOG")
@@ -362,7 +367,7 @@ for ((i = 1; i <= EMPTY_RUNS; i++)); do
     tick_json_check "$TMPROOT/tick.json" 0 0 || die "empty tick $i: the JSON report is not as expected"
     wait_sink "$base"
     [ "$(sink_lines)" -eq "$base" ] || die "empty tick $i sent something"
-    printf '%s %s\n' "$T_MS" "$RSS_KB" >>"$TMPROOT/empty.times"
+    printf '%s %s %s\n' "$T_MS" "$RSS_KB" "$CPU_MS" >>"$TMPROOT/empty.times"
 done
 
 log "apprise $APPRISE_HAVE: $APPRISE_N notifications (library, one process)"
@@ -385,26 +390,49 @@ if [ "$PERF" = 1 ]; then
     dir=$TMPROOT/data-run
     rm -rf "$dir"; cp -a "$TEMPLATE" "$dir"
     rc=0
+    PERF_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+    t0=$EPOCHREALTIME
     perf record -q -g -F 2000 -o "$TMPROOT/perf.data" -- \
         "$BUZZ" --config "$CONFIG" --data-dir "$dir" tick --now "$TICK_NOW" --json \
         >"$TMPROOT/tick.json" 2>"$TMPROOT/perf.err" || rc=$?
+    t1=$EPOCHREALTIME
     [ "$rc" -eq 0 ] || { sed 's/^/  | /' "$TMPROOT/perf.err" | tail -n 20 >&2; die "perf tick failed (exit $rc)"; }
+    PERF_MS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
     tick_json_check "$TMPROOT/tick.json" "$N" "$N" || die "perf tick: the JSON report is not as expected"
     check_phase "perf tick" "$base" "$N" 1 >/dev/null
+    # perf_top SORT CHILDREN LINES: one flat perf report, without headers and the
+    # empty trailing columns; `head` closing the pipe early is not a failure.
+    perf_top() {
+        local raw=$TMPROOT/perf-report.txt prc=0
+        perf report -i "$TMPROOT/perf.data" "--$2" --sort "$1" --stdio -g none --percent-limit 0.3 \
+            >"$raw" 2>"$raw.err" || prc=$?
+        if ! grep -q '%' "$raw"; then
+            echo "(perf report --sort $1 --$2 gave nothing: exit $prc; $(head -c 300 "$raw.err" | tr '\n' ' '))"
+            return 0
+        fi
+        grep -v '^#' "$raw" | grep -v '^$' | sed 's/[[:space:]]*-[[:space:]]*-[[:space:]]*$//' | cut -c1-160 \
+            | head -n "$3" || true
+    }
     {
         echo "perf record -g -F 2000 of one buzz tick delivering $N ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+        echo "wall $PERF_MS ms; load average before: $PERF_LOAD"
         echo
-        echo "## self time by symbol (--no-children)"
-        perf report -i "$TMPROOT/perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
-            | grep -v '^#' | grep -v '^$' | head -n 40
+        echo "## self time by thread (comm)"
+        perf_top comm no-children 10
         echo
-        echo "## self time by thread"
-        perf report -i "$TMPROOT/perf.data" --no-children --sort comm --stdio -g none 2>/dev/null \
-            | grep -v '^#' | grep -v '^$' | head -n 10
+        echo "## self time by shared object"
+        perf_top dso no-children 10
         echo
-        echo "## inclusive time (--children)"
-        perf report -i "$TMPROOT/perf.data" --children --sort symbol --stdio -g none 2>/dev/null \
-            | grep -v '^#' | grep -v '^$' | head -n 50
+        echo "## self time by symbol"
+        perf_top dso,symbol no-children 40
+        echo
+        echo "## selected frames, inclusive (children)"
+        perf report -i "$TMPROOT/perf.data" --children --sort symbol --stdio -g none 2>/dev/null | grep -v '^#' \
+            | grep -E 'DispatcherC7deliver|renderReminder|MessageTemplatesV6format|DateFormatterC6string|Mustache0A8TemplateV6render_|trimmingCharacters2in|WebhookChannelV7deliver|GenericPayloadO4json|CurlSupport0A7SessionC4http|SQLiteLedger|plannableContacts|PlannerV3due|\] do_futex|__x64_sys_fcntl|__x64_sys_pwrite64|__x64_sys_sendto|__x64_sys_recvfrom|__x64_sys_poll' \
+            | sed 's/[[:space:]]*-[[:space:]]*-[[:space:]]*$//' | cut -c1-160 | head -n 40 || true
+        echo
+        echo "## inclusive time by symbol (children)"
+        perf_top symbol children 60
     } >"$PERF_REPORT"
 fi
 
@@ -419,6 +447,8 @@ read -r T_MED T_MIN T_MAX < <(stats "$TMPROOT/tick.times")
 read -r E_MED E_MIN E_MAX < <(stats "$TMPROOT/empty.times")
 T_RSS=$(awk '$2 > m { m = $2 } END { print m }' "$TMPROOT/tick.times")
 E_RSS=$(awk '$2 > m { m = $2 } END { print m }' "$TMPROOT/empty.times")
+T_CPU=$(cut -d' ' -f3 "$TMPROOT/tick.times" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+E_CPU=$(cut -d' ' -f3 "$TMPROOT/empty.times" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 WRK_MEAN=$(awk '{ s += $1 } END { printf "%.2f", s / NR }' "$TMPROOT/wrk.rates")
 
 {
@@ -435,15 +465,18 @@ WRK_MEAN=$(awk '{ s += $1 } END { printf "%.2f", s / NR }' "$TMPROOT/wrk.rates")
     echo "empty tick: same data, --now $EMPTY_NOW (all $N planned, nothing due), $EMPTY_RUNS runs"
     echo "wrk: -t1 -c1 -d${WRK_SECONDS}s, POST JSON body $WRK_BODY_BYTES; run before and after the ticks:"
     awk '{ printf "  %.2f req/s, %d requests, %d connection(s)\n", $1, $2, $3 }' "$TMPROOT/wrk.rates"
+    awk 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 }
+        END { if (lo > 0 && hi / lo > 1.25)
+            printf "  WARNING: the two wrk runs differ by %.0f%%: the machine was busy; the ratios are unreliable\n", (hi / lo - 1) * 100 }' "$TMPROOT/wrk.rates"
     echo "apprise: deliver_apprise.py, Apprise().add(json://...) then $APPRISE_N x notify() in one process,"
     echo "  timed in-process; sink got exactly $APPRISE_N POSTs -> 200 over $APPRISE_CONNS connection(s); User-Agent $APPRISE_UA; body $APPRISE_BODY bytes"
-    echo "tick runs (ms): $(cut -d' ' -f1 "$TMPROOT/tick.times" | tr '\n' ' ')"
-    echo "empty tick runs (ms): $(cut -d' ' -f1 "$TMPROOT/empty.times" | tr '\n' ' ')"
+    echo "tick runs, wall ms (user+sys CPU ms): $(awk '{ printf "%s (%s)  ", $1, $3 }' "$TMPROOT/tick.times")"
+    echo "empty tick runs, wall ms (user+sys CPU ms): $(awk '{ printf "%s (%s)  ", $1, $3 }' "$TMPROOT/empty.times")"
     [ "$PERF" = 0 ] || echo "perf profile of one more tick: $PERF_REPORT"
     echo
     awk -v n="$N" -v tm="$T_MED" -v tn="$T_MIN" -v tx="$T_MAX" -v trss="$T_RSS" \
         -v em="$E_MED" -v en="$E_MIN" -v ex="$E_MAX" -v erss="$E_RSS" \
-        -v wrk="$WRK_MEAN" -v an="$APPRISE_N" -v as="$APPRISE_SECONDS" \
+        -v tcpu="$T_CPU" -v ecpu="$E_CPU" -v wrk="$WRK_MEAN" -v an="$APPRISE_N" -v as="$APPRISE_SECONDS" \
         -v tw="$TARGET_WRK" -v ta="$TARGET_APPRISE" '
     function verdict(ok) { return ok ? "PASS" : "FAIL" }
     BEGIN {
@@ -459,6 +492,7 @@ WRK_MEAN=$(awk '{ s += $1 } END { printf "%.2f", s / NR }' "$TMPROOT/wrk.rates")
         print ""
         printf "buzz tick wall (ms): median %.1f, min %.1f, max %.1f\n", tm, tn, tx
         printf "empty tick wall (ms): median %.1f, min %.1f, max %.1f; peak RSS %.1f MB\n", em, en, ex, erss / 1024
+        printf "buzz CPU (user+sys, median): tick %.0f ms, empty tick %.0f ms: %.4f ms CPU per delivery\n", tcpu, ecpu, (tcpu - ecpu) / n
         printf "apprise: %d in %.2f s\n", an, as
         print ""
         rw = rate / wrk; ra = rate / arate

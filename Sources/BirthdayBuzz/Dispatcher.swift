@@ -141,9 +141,13 @@ public final class Dispatcher: Sendable {
         }
 
         // New events whose fire time lies in (watermark, now].
-        for (event, contact) in planner.due(contacts, after: watermark, upTo: now) {
+        let due = planner.due(contacts, after: watermark, upTo: now)
+        // Widened by two days: a changed `reminders.time` or time zone moves an
+        // event's fire time but not its id, and it must still count as sent.
+        let recorded = due.isEmpty ? [] : try ledger.keys(firedAfter: watermark - 2 * 86_400, upTo: now + 2 * 86_400)
+        for (event, contact) in due {
             for name in event.channels where !queued.contains(event.id + "\u{0}" + name) {
-                if try ledger.row(eventID: event.id, channel: name) != nil { continue }
+                if recorded.contains(event.id + "\u{0}" + name) { continue }
                 var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: .reminder,
                                     state: .pending, fireAt: event.fireAt)
                 if let included = contact.includedAt, included > event.fireAt {

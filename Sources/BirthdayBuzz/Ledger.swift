@@ -54,6 +54,9 @@ public protocol DeliveryLedger: Sendable {
     func row(eventID: String, channel: String) throws -> LedgerRow?
     /// Inserts or replaces the row for (eventID, channel).
     func save(_ row: LedgerRow, now: Int64) throws
+    /// `eventID + "\u{0}" + channel` of every row whose event fired in `(after, upTo]`:
+    /// one query instead of a lookup per due event.
+    func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String>
     /// Rows that still need work: `pending`, `sending` (a crash) and `retrying`.
     func unfinished() throws -> [LedgerRow]
     /// Rows in a state, newest first (for `outbox`).

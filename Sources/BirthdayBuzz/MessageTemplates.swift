@@ -4,6 +4,7 @@ import Foundation
 import FoundationInternationalization
 #endif
 import Mustache
+import Synchronization
 
 /// A template that cannot be used, with where it is: `file:line:column: message`.
 ///
@@ -160,18 +161,15 @@ public struct MessageTemplates: Sendable {
             // Unreachable: init guarantees an English template of every kind.
             return (fallbackTitle, "", locale)
         }
-        let title = compiled.title.render(values)
-            .replacingOccurrences(of: "\r\n", with: " ")
-            .replacingOccurrences(of: "\n", with: " ")
-            .replacingOccurrences(of: "\r", with: " ")
-            .trimmingCharacters(in: .whitespaces)
+        // One line: CR/LF become spaces (VCardText.singleLine, which also trims — and is cheap).
+        let title = VCardText.singleLine(compiled.title.render(values))
         var body = compiled.body.render(values)
         while let last = body.last, last.isWhitespace { body.removeLast() }
         return (title.isEmpty ? fallbackTitle : title, body, locale)
     }
 
     private static func nonBlank(_ text: String) -> String? {
-        text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : text
+        text.allSatisfy(\.isWhitespace) ? nil : text
     }
 }
 
@@ -187,6 +185,21 @@ extension MessageTemplates {
 
     /// Weekday, day and month, no year, e.g. "Monday, March 15" / "Montag, 15. März".
     static func format(_ date: LocalDate, locale identifier: String) -> String {
+        // ICU builds a date formatter in milliseconds; a batch of reminders shares
+        // a handful of (date, locale) pairs, so each is formatted once per process.
+        let key = identifier + "|" + date.description
+        if let cached = formattedDates.withLock({ $0[key] }) { return cached }
+        let text = formatUncached(date, locale: identifier)
+        formattedDates.withLock { cache in
+            if cache.count > 4_096 { cache.removeAll() }
+            cache[key] = text
+        }
+        return text
+    }
+
+    private static let formattedDates = Mutex<[String: String]>([:])
+
+    private static func formatUncached(_ date: LocalDate, locale identifier: String) -> String {
         guard let instant = date.utcMidnight else { return date.description }
         let locale = Locale(identifier: identifier)
         let utc = TimeZone(secondsFromGMT: 0) ?? TimeZone.current

@@ -26,6 +26,12 @@ public final class InMemoryLedger: DeliveryLedger {
         }
     }
 
+    public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
+        state.withLock { state in
+            Set(state.rows.values.filter { $0.fireAt > after && $0.fireAt <= upTo }.map { Self.key($0.eventID, $0.channel) })
+        }
+    }
+
     public func unfinished() throws -> [LedgerRow] {
         state.withLock { $0.rows.values.filter { [.pending, .sending, .retrying].contains($0.state) } }
             .sorted { ($0.fireAt, $0.eventID, $0.channel) < ($1.fireAt, $1.eventID, $1.channel) }

@@ -36,6 +36,7 @@ private func decide(_ decision: Decision, _ queries: [String], _ options: Global
     let store = try context.openStore()
     let found = try queries.map { try context.resolve($0, in: store) }
     try runtime { try store.setDecision(decision, for: found.map(\.id), now: context.now) }
+    notifyRunningDaemon(dataDirectory: context.dataDirectory)
     for contact in found {
         let note = decision == .include && contact.birthday == nil ? " (no birthday yet: buzz set-birthday or buzz ask)" : ""
         print((decision == .include ? "included: " : "skipped: ") + contact.name + note)
@@ -78,6 +79,7 @@ struct SetBirthdayCommand: ParsableCommand {
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
         try runtime { try store.setManualBirthday(birthday, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
         let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
             : found.decision == nil ? " (now included)" : ""
         print("\(found.name): birthday set to \(birthday)\(state)")
@@ -102,6 +104,7 @@ struct ClearBirthdayCommand: ParsableCommand {
             throw CLIError.request("\(found.name) has no hand-entered birthday\(cardNote)")
         }
         try runtime { try store.setManualBirthday(nil, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
         let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
         print("\(found.name): hand-entered birthday cleared (\(fallback))")
     }

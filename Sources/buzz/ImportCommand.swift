@@ -61,6 +61,7 @@ struct ImportCommand: ParsableCommand {
             }
         }
         progress.finish()
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
         let names = sources.count <= 3 ? sources.map(\.displayName).joined(separator: ", ") : "\(sources.count) sources"
         print("imported \(names): \(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged, "
               + "\(summary.removed) removed, \(summary.skipped) skipped")

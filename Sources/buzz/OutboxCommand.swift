@@ -66,6 +66,7 @@ struct RetryCommand: ParsableCommand {
         if count == 0 {
             throw CLIError.request(ids.isEmpty ? "nothing to retry: no failed deliveries" : "no failed delivery with those ids")
         }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
         print("\(count) deliver\(count == 1 ? "y" : "ies") will be retried by the next tick")
     }
 }

@@ -31,6 +31,7 @@ struct RunCommand: AsyncParsableCommand {
             throw CLIError.request("run follows the real clock; --now is for tick, upcoming and list (try `buzz tick --now …`)")
         }
         let logger = try daemonLogger(environment: ProcessInfo.processInfo.environment)
+        Self.unblockDaemonSignals()
         // Everything that can be wrong with the request fails here, before any
         // state is touched: a broken config or template (2), another run (2).
         let context = try Context(root.global)
@@ -56,6 +57,18 @@ struct RunCommand: AsyncParsableCommand {
         } catch {
             throw CLIError.runtime("run stopped: \(error)")
         }
+    }
+
+    /// A process inherits its signal mask: started by a parent that blocks
+    /// SIGTERM or SIGHUP (some test runners and supervisors do), the handlers
+    /// that ServiceLifecycle and `UnixSignalsSequence` install would never run.
+    /// Unblocking them on this thread is enough: the kernel hands a process
+    /// signal to any thread that does not block it.
+    private static func unblockDaemonSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     /// swift-log to standard error at `BUZZ_LOG_LEVEL` (default `info`). The
