@@ -1,7 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzStore
-import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -15,13 +14,12 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "The daemon: sleep until the next reminder or retry, deliver it, repeat.",
         discussion: """
-            Sleeps on an absolute wall-clock timer, so suspend, resume and clock changes wake it; uses no CPU \
-            while it waits. SIGTERM or SIGINT: finish the delivery in flight, then exit 0. SIGHUP: reload the \
-            config, templates and contacts and plan again (a broken config or template keeps the running one). \
-            import, include, skip, set-birthday, clear-birthday and retry send it SIGHUP through \
-            <data dir>/run.pid. Logs go to standard error; BUZZ_LOG_LEVEL=debug (contact names), info (the \
-            default), notice, warning or error. Use either `run` or a timer running `tick`, not both \
-            (both are safe together, but one is enough).
+            Sleeps on an absolute wall-clock timer (no polling), so suspend, resume and clock changes wake it. \
+            SIGTERM or SIGINT: finish the delivery in flight, then exit 0. SIGHUP: reload the config, templates \
+            and contacts and plan again (a broken config or template keeps the running one); import, include, \
+            skip, set-birthday, clear-birthday and retry send it through <data dir>/run.pid. Logs go to \
+            standard error, at BUZZ_LOG_LEVEL (debug names contacts; info is the default). Run either this or \
+            `tick` from a timer: one is enough (the two never deliver at once).
             """)
 
     @ParentCommand var root: Buzz
@@ -49,7 +47,11 @@ struct RunCommand: AsyncParsableCommand {
                 let context = try Context(options)
                 return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store))
             })
-        let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
+        // and the default description would dump the config and environment.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: daemon, serviceName: daemon.description)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as CLIError {
@@ -121,7 +123,7 @@ final class DaemonRequests: Sendable {
 ///
 /// SIGHUP reloads and re-plans; a graceful shutdown (SIGTERM, SIGINT) lets the
 /// pass in flight finish, then returns.
-struct BirthdayDaemon: Service {
+struct BirthdayDaemon: Service, CustomStringConvertible {
     let store: BuzzDatabase
     let initial: DaemonSetup
     let timer: WallClockTimer
@@ -137,6 +139,9 @@ struct BirthdayDaemon: Service {
     static let maxRetryDelay: Int64 = 900
     /// When another dispatcher kept the lock past `delivery.lock_wait`, look again this soon.
     static let busyRetryDelay: Int64 = 60
+
+    /// What logs call it (never the config or environment it holds).
+    var description: String { "buzz run" }
 
     func run() async throws {
         // SIGHUP must be trapped before the pid file names this process: a

@@ -1,0 +1,310 @@
+import BuzzTestKit
+import Foundation
+import Synchronization
+import Testing
+@testable import buzz
+
+/// `buzz run`, the daemon, as a child process against the real HTTP sink:
+/// it sleeps until a reminder's minute, delivers it, re-plans on SIGHUP, stops
+/// cleanly on SIGTERM, and refuses a second instance.
+///
+/// Reminder times have minute resolution and `run` follows the real clock, so
+/// the delivery tests aim at the next whole minute a few seconds ahead (at most
+/// ~70 s away); they run in parallel, so the suite waits for one minute, not two.
+@Suite(.timeLimit(.minutes(3)))
+struct RunCommandTests {
+    /// The next whole minute at least `margin` seconds from now, UTC: the time
+    /// left for what the test does before the reminder may fire.
+    static func nextFireMinute(margin: TimeInterval) -> Date {
+        let now = Date().timeIntervalSince1970
+        return Date(timeIntervalSince1970: ((now + margin) / 60).rounded(.up) * 60)
+    }
+
+    /// `[reminders]` that fire once, at `minute`, on `minute`'s UTC day.
+    static func config(sink: URL, fireAt minute: Date?) -> String {
+        let time = minute.map { date -> String in
+            let utc = Calendar.utc.dateComponents([.hour, .minute], from: date)
+            return String(format: "time = \"%02d:%02d\"", utc.hour ?? 0, utc.minute ?? 0)
+        } ?? ""
+        return """
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            offsets = [0]
+            channels = ["hook"]
+            \(time)
+            [channels.hook]
+            type = "webhook"
+            url = "\(sink.absoluteString)/hook"
+            timeout = "5s"
+            """
+    }
+
+    /// A card born (in 1990) on `minute`'s UTC day.
+    static func card(bornOn minute: Date, name: String = "Ada Lovelace") -> String {
+        let day = Calendar.utc.dateComponents([.month, .day], from: minute)
+        return VCard.card(uid: "run-test-1", name: name,
+                          bday: String(format: "1990-%02d-%02d", day.month ?? 1, day.day ?? 1))
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func deliversAtTheFireTimeAndStopsOnSIGTERM() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let minute = Self.nextFireMinute(margin: 10)  // import, start
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute))
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute))
+        let imported = try await sandbox.run(["import", file])
+        #expect(imported.status == 0, "\(imported)")
+
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: minute)
+        let request = try #require(requests.first)
+        let key = try #require(request.headers["Idempotency-Key"])
+        #expect(key.hasPrefix("run-test-1/0/"), "\(key)")
+
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        let status = try await daemon.waitForExit(within: .seconds(10))
+        #expect(status == 0, "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir + "/run.pid"))
+        let log = daemon.log
+        #expect(log.contains("sent \(key) via hook"), "\(log)")
+        #expect(log.contains("stopped"), "\(log)")
+        #expect(!log.contains("Ada"), "contact names are logged at debug level only: \(log)")
+        #expect(try await sink.requests().count == 1)
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func sigtermLetsTheSendInFlightFinish() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        try await sink.script([["status": 200, "hang": 3]])  // the sink records the request, then waits 3 s
+        let minute = Self.nextFireMinute(margin: 10)
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute))
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        _ = try await daemon.waitForDeliveries(sink, count: 1, notBefore: minute)
+        #expect(kill(daemon.pid, SIGTERM) == 0)  // while the sink still holds the answer back
+        #expect(try await daemon.waitForExit(within: .seconds(15)) == 0, "\(daemon.log)")
+        let log = daemon.log
+        let sent = try #require(log.range(of: "sent run-test-1/0/"), "\(log)")
+        let stopped = try #require(log.range(of: "stopped"), "\(log)")
+        #expect(sent.lowerBound < stopped.lowerBound)
+        let rows = try await sandbox.jsonRows(["outbox", "--json"])
+        #expect(rows.count == 1 && rows.first?["status"] == .string("sent"), "\(rows)")
+        #expect(try await sink.requests().count == 1)
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func importSignalsTheDaemonToReplan() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        let config = Self.config(sink: base, fireAt: nil)
+        try sandbox.writeConfig(config)
+        chmod(sandbox.configPath, 0o600)
+
+        // No contacts: nothing planned, the daemon sleeps without a deadline.
+        let daemon = try DaemonProcess(sandbox, environment: ["BUZZ_LOG_LEVEL": "debug", "BUZZ_TEST_TOKEN": "env-secret-123"])
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("nothing planned")
+
+        // A broken config at reload: one error line, the daemon keeps the old one.
+        try sandbox.writeConfig(config + "\n[reminders]\n")
+        #expect(kill(daemon.pid, SIGHUP) == 0)
+        try await daemon.waitForLog("reload failed")
+        let failures = daemon.log.split(separator: "\n").filter { $0.contains("reload failed") }
+        #expect(failures.count == 1 && failures[0].contains("config.toml"), "\(daemon.log)")
+        #expect(daemon.isRunning)
+
+        // A reminder a few seconds ahead, and an import that sends SIGHUP: the
+        // daemon reloads the config, reads the contact and delivers at the minute.
+        let minute = Self.nextFireMinute(margin: 6)  // import, reload
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute))
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute))
+        let imported = try await sandbox.run(["import", file])
+        #expect(imported.status == 0, "\(imported)")
+        try await daemon.waitForLog("reloaded")
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: minute)
+        #expect(requests.first?.headers["Idempotency-Key"]?.hasPrefix("run-test-1/0/") == true)
+        #expect(daemon.log.contains("Ada Lovelace"), "debug level names the contact: \(daemon.log)")
+        #expect(!daemon.log.contains("env-secret-123"), "the environment stays out of the log, even at debug level")
+
+        #expect(kill(daemon.pid, SIGINT) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir + "/run.pid"))
+    }
+
+    @Test func aSecondRunOnTheSameDataDirIsRefused() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")
+        chmod(sandbox.configPath, 0o600)
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+
+        let second = try await sandbox.run(["run"])
+        #expect(second.status == 2, "\(second)")
+        #expect(second.stderrLines.count == 1, "\(second)")
+        #expect(second.stderr.contains("already running") && second.stderr.contains("pid \(daemon.pid)"), "\(second)")
+        // `run` refuses --now: it follows the real clock.
+        let pinned = try await sandbox.run(["run", "--now", "2027-01-01"])
+        #expect(pinned.status == 2 && pinned.stderrLines.count == 1, "\(pinned)")
+
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+
+        // A pid file left by a killed daemon is stale: a command that would
+        // signal it stays silent, and a new run takes it over.
+        try Data("999999\n".utf8).write(to: URL(fileURLWithPath: sandbox.dataDir + "/run.pid"))
+        let file = try sandbox.write("contacts.vcf", VCard.card(uid: "u1", name: "Grace Hopper", bday: "1906-12-09"))
+        let imported = try await sandbox.run(["import", file])
+        #expect(imported.status == 0 && imported.stderr.isEmpty, "\(imported)")
+        let again = try DaemonProcess(sandbox)
+        try await again.waitUntilReady()
+        #expect(kill(again.pid, SIGTERM) == 0)
+        #expect(try await again.waitForExit(within: .seconds(10)) == 0, "\(again.log)")
+    }
+}
+
+/// The wall-clock timer on its own: due, woken, cancelled.
+@Suite struct WallClockTimerTests {
+    @Test func firesAtTheInstantAndWakesOnRequest() async throws {
+        let timer = try WallClockTimer()
+        let start = Date()
+        let target = WallClockTimer.now() + 2
+        #expect(try await timer.wait(until: target) == .due)
+        #expect(WallClockTimer.now() >= target)
+        #expect(Date().timeIntervalSince(start) < 3.5)
+
+        // A past instant fires at once.
+        #expect(try await timer.wait(until: WallClockTimer.now() - 60) == .due)
+
+        // wake() before a wait: that wait returns at once; during one: it ends it.
+        timer.wake()
+        #expect(try await timer.wait(until: nil) == .woken)
+        async let woken = timer.wait(until: WallClockTimer.now() + 3_600)
+        try await Task.sleep(for: .milliseconds(200))
+        timer.wake()
+        #expect(try await woken == .woken)
+    }
+
+    @Test func cancellationEndsTheWait() async throws {
+        let timer = try WallClockTimer()
+        let waiting = Task { try await timer.wait(until: nil) }
+        try await Task.sleep(for: .milliseconds(200))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+}
+
+extension Calendar {
+    fileprivate static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+        return calendar
+    }()
+}
+
+/// `buzz run` started in a sandbox, with its standard error in a file.
+private final class DaemonProcess {
+    let pid: Int32
+    private let process: Process
+    private let logPath: String
+    private let pidPath: String
+
+    init(_ sandbox: Sandbox, environment overrides: [String: String] = [:]) throws {
+        let binary = try #require(BuzzBinary.path, "buzz binary not found: build it or set BUZZ_BIN")
+        logPath = sandbox.root + "/run-\(UUID().uuidString.lowercased()).log"
+        pidPath = sandbox.dataDir + "/run.pid"
+        guard FileManager.default.createFile(atPath: logPath, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        defer { try? log.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--data-dir", sandbox.dataDir, "run"]
+        process.environment = sandbox.environment.merging(overrides) { _, new in new }
+        process.currentDirectoryURL = URL(fileURLWithPath: sandbox.root)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        self.process = process
+        pid = process.processIdentifier
+    }
+
+    deinit {
+        if process.isRunning { kill(pid, SIGKILL) }
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Standard output and error so far.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the daemon has written its pid (it answers SIGHUP from then on).
+    func waitUntilReady(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await poll("the pid file", within: .seconds(20), sourceLocation: sourceLocation) {
+            let text = (try? String(contentsOfFile: pidPath, encoding: .utf8)) ?? ""
+            return text.trimmingCharacters(in: .whitespacesAndNewlines) == String(pid)
+        }
+    }
+
+    func waitForLog(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await poll("\"\(text)\" in the log", within: .seconds(20), sourceLocation: sourceLocation) { log.contains(text) }
+    }
+
+    /// Polls the sink until it holds `count` requests; none may arrive before `notBefore`.
+    func waitForDeliveries(_ sink: HTTPSink, count: Int, notBefore: Date,
+                           sourceLocation: SourceLocation = #_sourceLocation) async throws -> [RecordedRequest] {
+        let deadline = notBefore.addingTimeInterval(30)
+        while true {
+            let checkedAt = Date()
+            let requests = try await sink.requests()
+            if checkedAt < notBefore.addingTimeInterval(-0.5) {
+                #expect(requests.isEmpty, "delivered before its minute: \(log)", sourceLocation: sourceLocation)
+            }
+            if requests.count >= count { return requests }
+            guard Date() < deadline, process.isRunning else {
+                Issue.record("no delivery by \(deadline) (running: \(process.isRunning)):\n\(log)", sourceLocation: sourceLocation)
+                return requests
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// The exit status once the process ends within `limit`; nil when it does not.
+    func waitForExit(within limit: Duration) async throws -> Int32? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while process.isRunning {
+            if clock.now > deadline {
+                Issue.record("buzz run still running \(limit) after the signal:\n\(log)")
+                return nil
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    }
+
+    private func poll(_ what: String, within limit: Duration, sourceLocation: SourceLocation,
+                      _ done: () -> Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while !done() {
+            guard clock.now < deadline, process.isRunning else {
+                Issue.record("waited for \(what) (running: \(process.isRunning)):\n\(log)", sourceLocation: sourceLocation)
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
