@@ -55,6 +55,7 @@ let package = Package(
                 "BirthdayBuzz",
                 "BuzzStore",
                 "BuzzChannels",
+                "CurlSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

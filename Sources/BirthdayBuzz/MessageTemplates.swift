@@ -224,7 +224,7 @@ extension MessageTemplates {
     /// `de_at.UTF-8` → `de-AT`, `zh_hant_tw` → `zh-Hant-TW`; nil when not a language tag
     /// (`C`, `POSIX`, empty).
     static func canonicalTag(_ raw: String) -> String? {
-        var text = Substring(raw.trimmingCharacters(in: .whitespaces))
+        var text = Substring(raw.trimmingWhitespace())
         if let dot = text.firstIndex(of: ".") { text = text[..<dot] }   // POSIX codeset
         if let at = text.firstIndex(of: "@") { text = text[..<at] }     // POSIX modifier
         let parts = text.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "_" }

@@ -242,9 +242,17 @@ public final class CurlSession: @unchecked Sendable {
         queue = DispatchQueue(label: "birthdaybuzz.curl." + label)
     }
 
-    /// Runs `body` with the session's handle on the session's queue.
+    /// Runs `body` with the session's handle on the session's queue — or right
+    /// here, serialized by the queue, when the caller runs on a `BlockingExecutor`.
     func run<T: Sendable>(_ body: @escaping @Sendable (CurlEasy) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        if BlockingExecutor.isActive {
+            return try queue.sync {
+                if easy == nil { easy = try CurlEasy() }
+                guard let easy else { throw CurlError(setup: "no libcurl handle") }
+                return try body(easy)
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 do {
                     if self.easy == nil { self.easy = try CurlEasy() }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
 import BuzzStore
+import CurlSupport
 import Foundation
 
 struct TickCommand: AsyncParsableCommand {
@@ -36,7 +37,11 @@ struct TickCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         let wiring = try DispatchWiring(context: context, store: store, consoleToStandardError: json)
         let contacts = try runtime { try store.plannableContacts() }
-        let report = try await runtime { try await wiring.dispatcher.pass(contacts: contacts, now: context.now, dryRun: dryRun) }
+        let dispatcher = wiring.dispatcher
+        let now = context.now
+        let report = try await runtime {
+            try await BlockingExecutor().run { try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun) }
+        }
         await wiring.shutdown()
         if json {
             print(report.json)

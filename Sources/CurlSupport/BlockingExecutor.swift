@@ -1,0 +1,48 @@
+import Foundation
+
+/// A task executor with one thread of its own, where blocking C calls are allowed.
+///
+/// The dispatcher's delivery loop runs on it (`withTaskExecutorPreference`), and
+/// `CurlSession` then performs transfers right there instead of hopping to its
+/// queue and back: two context switches saved per delivery, and the
+/// cooperative pool (two threads on this machine) is never blocked.
+///
+/// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
+public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    /// Set while code runs under this executor (see `CurlSession.run`).
+    @TaskLocal public static var isActive = false
+
+    public init(name: String = "birthdaybuzz.deliver") {
+        let thread = Thread { [self] in self.loop() }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
+    /// Runs `body` on this executor's thread, with blocking transfers allowed inline.
+    public func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(self) {
+            try await BlockingExecutor.$isActive.withValue(true) { try await body() }
+        }
+    }
+}
