@@ -32,6 +32,15 @@ struct TickCommandTests {
         return sandbox
     }
 
+    /// Polls the sink until it has seen `count` requests (at most a minute).
+    static func waitForRequests(_ sink: HTTPSink, atLeast count: Int) async throws {
+        for _ in 0..<600 {
+            if try await sink.requests().count >= count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the sink never saw \(count) requests")
+    }
+
     static func keys(_ sink: HTTPSink) async throws -> [String] {
         try await sink.requests().compactMap { $0.headers["Idempotency-Key"] }
     }
@@ -110,7 +119,8 @@ struct TickCommandTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try await Task.sleep(for: .seconds(2))
+        // Kill it once the batch is under way (a few sends answered), however slow the machine.
+        try await Self.waitForRequests(sink, atLeast: 3)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         let beforeKill = try await sink.requests().count
@@ -157,7 +167,7 @@ struct TickCommandTests {
         let sandbox = try await Self.world(sink: base, count: 8, extra: "[delivery]\nlock_wait = \"1s\"")
         try await sink.script([], default: ["status": 200, "hang": 0.5])
         async let slow = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.waitForRequests(sink, atLeast: 1)  // the first tick holds the lock now
         let busy = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         #expect(busy.status == 0, "\(busy)")
         #expect(busy.stdout.contains("another dispatcher is busy"))
