@@ -7,6 +7,8 @@ import Foundation
 /// queue and back: two context switches saved per delivery, and the
 /// cooperative pool (two threads on this machine) is never blocked.
 ///
+/// Its thread lives as long as the process: make one per process (`tick` does).
+///
 /// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
