@@ -98,7 +98,12 @@ public final class Dispatcher: Sendable {
 
     /// Delivers everything due at `now`, resumes crashed and due retries, and
     /// moves the watermark to `now`. With `dryRun`, writes and sends nothing.
-    public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false) async throws -> DispatchReport {
+    ///
+    /// `shouldStop` is asked before each send (the daemon's SIGTERM): the send in
+    /// flight finishes, the rest is recorded `pending` for the next pass, so
+    /// moving the watermark loses nothing.
+    public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false,
+                     shouldStop: @Sendable () -> Bool = { false }) async throws -> DispatchReport {
         var report = DispatchReport()
         var byID: [String: PlanningContact] = [:]
         byID.reserveCapacity(contacts.count)
@@ -167,10 +172,15 @@ public final class Dispatcher: Sendable {
         }
 
         report.due = work.count
-        for item in work {
+        for (index, item) in work.enumerated() {
             if dryRun {
                 report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
                 continue
+            }
+            if shouldStop() {
+                for rest in work[index...] { try ledger.save(rest.row, now: now) }  // state `pending`: resumed next time
+                report.due = index
+                break
             }
             try await deliver(item, now: now, report: &report)
         }

@@ -216,7 +216,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         do {
             defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
             if requests.stopRequested { return nil }
-            report = try await dispatcher.pass(contacts: contacts, now: now)
+            let requests = self.requests
+            report = try await dispatcher.pass(contacts: contacts, now: now, shouldStop: { requests.stopRequested })
         }
         log(report, contacts: contacts)
         let next = try dispatcher.nextWake(contacts: contacts, now: now)

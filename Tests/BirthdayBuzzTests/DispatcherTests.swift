@@ -1,5 +1,6 @@
 import BuzzTestKit
 import Foundation
+import Synchronization
 import Testing
 @testable import BirthdayBuzz
 
@@ -169,4 +170,25 @@ import Testing
         #expect(parts?.occurrence.description == "2027-03-15")
         #expect(PlannedEvent.parse("x/ask/1") == nil)
     }
+
+    @Test func stoppingMidPassParksTheRestAsPending() async throws {
+        let rig = Rig(try Self.config())
+        let people = (0..<5).map { PlanningContact(id: "p\($0)", name: "P\($0)", birthday: Birthday(month: 3, day: 15), includedAt: 0) }
+        _ = try await rig.pass(people, "2027-03-15T08:00")
+        let sends = Counter()
+        let stopped = try await rig.dispatcher.pass(contacts: people, now: Self.at("2027-03-15T09:00", rig.config),
+                                                    shouldStop: { sends.next() > 2 })
+        #expect(stopped.sent == 2)
+        #expect(try rig.ledger.unfinished().map(\.state) == [.pending, .pending, .pending])
+        let resumed = try await rig.pass(people, "2027-03-15T09:01")
+        #expect(resumed.sent == 3)
+        #expect(Set(rig.channel.delivered.map(\.id)).count == 5 && rig.channel.delivered.count == 5)
+    }
+}
+
+/// Counts calls (for a `shouldStop` that says yes after a few sends).
+final class Counter: Sendable {
+    private let value = Mutex(0)
+
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
 }
