@@ -12,8 +12,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$HERE")
-OUT=$HERE/out
+PROG='run-deliver-bench'
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 N=${BENCH_N:-10000}                          # reminders due at once
 RUNS=${BENCH_RUNS:-3}                        # measured ticks (each delivers N)
@@ -36,9 +37,6 @@ WATERMARK_NOW=2027-01-02T00:00Z
 TICK_NOW=2027-03-15T09:00:30Z
 EMPTY_NOW=2027-03-15T08:59:30Z
 
-log() { printf '== %s\n' "$*" >&2; }
-die() { printf 'run-deliver-bench: %s\n' "$*" >&2; exit 1; }
-
 posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer (got $2)"; }
 posint BENCH_N "$N"
 posint BENCH_RUNS "$RUNS"
@@ -50,22 +48,6 @@ case $PERF in 0 | 1) ;; *) die "BENCH_PERF must be 0 or 1 (got $PERF)" ;; esac
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- tools
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then SUDO=(sudo); fi
-apt_updated=0
-apt_install() {
-    if [ "$apt_updated" -eq 0 ]; then
-        "${SUDO[@]}" apt-get update -qq || return 1
-        apt_updated=1
-    fi
-    # Debian's postinst would start nginx as a system service; a policy-rc.d
-    # (as in containers) prevents that, otherwise the service is simply left
-    # running on port 80 and does not affect this benchmark.
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-
-find_nginx() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
-
 need=()
 [ -x /usr/bin/time ] || need+=(time)
 [ -n "$(find_nginx)" ] || need+=(nginx-light)
@@ -81,140 +63,34 @@ NGINX=$(find_nginx)
 command -v wrk >/dev/null 2>&1 || die "wrk is missing"
 [ "$PERF" = 0 ] || command -v perf >/dev/null 2>&1 || die "perf is missing"
 
-if [ ! -x "$VENV/bin/python" ]; then
-    log "creating venv $VENV"
-    if ! python3 -m venv "$VENV"; then
-        rm -rf "$VENV"
-        apt_install python3-venv
-        python3 -m venv "$VENV"
-    fi
-fi
-APPRISE_WANT=${APPRISE_SPEC#*==}
-APPRISE_HAVE=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("apprise"))' 2>/dev/null || true)
-if [ -z "$APPRISE_HAVE" ] || { [ "$APPRISE_WANT" != "$APPRISE_SPEC" ] && [ "$APPRISE_HAVE" != "$APPRISE_WANT" ]; }; then
-    log "installing $APPRISE_SPEC into $VENV (pip)"
-    "$VENV/bin/python" -m pip install -q "$APPRISE_SPEC"
-    APPRISE_HAVE=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("apprise"))')
-fi
+make_venv "$VENV"
+ensure_apprise "$VENV" "$APPRISE_SPEC"
 
 # ---------------------------------------------------------------- buzz
-if [ -n "${BUZZ_BIN:-}" ]; then
-    BUZZ=$BUZZ_BIN
-    log "using prebuilt buzz: $BUZZ"
-else
-    build_args=(-c release --static-swift-stdlib --scratch-path "$BUZZ_SCRATCH")
-    log "swift build ${build_args[*]} --product buzz (the first static build takes a few minutes)"
-    (cd "$ROOT" && swift build "${build_args[@]}" --product buzz)
-    BUZZ=$(cd "$ROOT" && swift build "${build_args[@]}" --show-bin-path)/buzz
-fi
-[ -x "$BUZZ" ] || die "buzz binary not found at $BUZZ"
+build_buzz " (the first static build takes a few minutes)" \
+    -c release --static-swift-stdlib --scratch-path "$BUZZ_SCRATCH"
 BUZZ_BYTES=$(stat -L -c %s "$BUZZ")
 
 # ---------------------------------------------------------------- temp dirs
-TMPROOT=$(mktemp -d "${TMPDIR:-/tmp}/buzz-deliver-bench.XXXXXX")
-SINK_PID=""
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-    if [ -n "$SINK_PID" ] && kill -0 "$SINK_PID" 2>/dev/null; then
-        kill -TERM "$SINK_PID" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$SINK_PID" 2>/dev/null || break; sleep 0.1; done
-    fi
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then log "kept $TMPROOT"; else rm -rf "$TMPROOT"; fi
-}
-trap cleanup EXIT
-mkdir -p "$TMPROOT/xdg-config" "$TMPROOT/xdg-cache" "$TMPROOT/home" "$TMPROOT/sink"
-SINK_LOG=$TMPROOT/sink/requests.log
-: >"$SINK_LOG"
+make_tmproot buzz-deliver-bench
+mkdir -p "$TMPROOT/xdg-config" "$TMPROOT/xdg-cache" "$TMPROOT/home"
+new_sink_log
 
 # ---------------------------------------------------------------- sink
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-PORT=$(free_port)
-NGINX_DIR=$TMPROOT/sink/nginx
-mkdir -p "$NGINX_DIR"
-USER_LINE=""
-# As root the workers would switch to "nobody"; keep them as the caller.
-if [ "$(id -u)" -eq 0 ]; then USER_LINE="user $(id -un) $(id -gn);"; fi
 # keepalive_requests: nginx closes a keep-alive connection after 1000 requests
 # by default; raised so that one connection can carry a whole tick (and wrk).
-# The access log is buffered (flushed every 100 ms), the same for every client.
-cat >"$NGINX_DIR/nginx.conf" <<EOF
-$USER_LINE
-worker_processes 1;
-daemon off;
-master_process on;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/error.log warn;
-events { worker_connections 64; }
-http {
-    log_format bench '\$request_method\t\$uri\t\$status\t\$http_idempotency_key\t\$http_user_agent\t\$content_length\t\$connection\t\$connection_requests';
-    access_log $SINK_LOG bench buffer=64k flush=100ms;
-    client_body_temp_path $NGINX_DIR/body;
-    proxy_temp_path $NGINX_DIR/proxy;
-    fastcgi_temp_path $NGINX_DIR/fastcgi;
-    uwsgi_temp_path $NGINX_DIR/uwsgi;
-    scgi_temp_path $NGINX_DIR/scgi;
-    keepalive_timeout 60s;
-    keepalive_requests 10000000;
-    tcp_nodelay on;
-    server {
-        listen 127.0.0.1:$PORT;
-        location / {
-            default_type text/plain;
-            return 200 "ok";
-        }
-    }
-}
-EOF
-"$NGINX" -t -q -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" 2>"$NGINX_DIR/test.err" \
-    || { cat "$NGINX_DIR/test.err" >&2; die "nginx rejected its config"; }
-"$NGINX" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" 2>>"$NGINX_DIR/error.log" &
-SINK_PID=$!
-SINK_DESC="nginx $("$NGINX" -v 2>&1 | sed 's|.*nginx/||'), 1 worker, return 200, keepalive_requests 10M, access log buffered"
-for _ in $(seq 100); do port_open "$PORT" && break; kill -0 "$SINK_PID" 2>/dev/null || break; sleep 0.05; done
-port_open "$PORT" || die "the sink is not listening on 127.0.0.1:$PORT"
-URL_PATH=/hook
+# The access log is buffered (flushed every 100 ms), the same for every client,
+# so wait_sink waits up to 3 s for it, then 0.25 s more.
+start_nginx_sink " buffer=64k flush=100ms" "keepalive_timeout 60s;" "keepalive_requests 10000000;"
+SINK_DESC="$SINK_DESC, keepalive_requests 10M, access log buffered"
+SINK_WAIT_STEPS=60
+SINK_SETTLE=0.25
+sink_ready
 URL=http://127.0.0.1:$PORT$URL_PATH
-log "sink: $SINK_DESC on 127.0.0.1:$PORT"
-# port_open made one connection without a request: nginx logs nothing for it.
-
-# The sink logs one line per request:
-#   METHOD PATH STATUS IDEMPOTENCY-KEY UA BODY-BYTES CONNECTION# REQUEST#-ON-CONNECTION
-sink_lines() { wc -l <"$SINK_LOG" | tr -d ' '; }
-# wait_sink N: wait (up to 3 s) until the log has at least N lines (nginx logs
-# after answering, and flushes its buffered log every 100 ms), then a bit more.
-wait_sink() {
-    for _ in $(seq 60); do [ "$(sink_lines)" -ge "$1" ] && break; sleep 0.05; done
-    sleep 0.25
-}
-# check_phase NAME FROM COUNT NEED_KEY: lines FROM+1 .. FROM+COUNT must be exactly
-# COUNT POSTs to URL_PATH answered 200; with NEED_KEY=1 each has an
-# Idempotency-Key, all distinct. Prints the number of connections they used.
-check_phase() {
-    local name=$1 from=$2 count=$3 need_key=$4 total
-    wait_sink $((from + count))
-    total=$(sink_lines)
-    [ "$total" -eq $((from + count)) ] \
-        || die "$name: the sink received $((total - from)) requests, expected $count"
-    tail -n +"$((from + 1))" "$SINK_LOG" | awk -F'\t' -v name="$name" -v path="$URL_PATH" -v need="$need_key" '
-        $1 != "POST" || $2 != path || $3 != "200" { printf "%s: unexpected request: %s\n", name, $0 > "/dev/stderr"; bad = 1 }
-        need == 1 && ($4 == "-" || $4 == "") { printf "%s: request without Idempotency-Key: %s\n", name, $0 > "/dev/stderr"; bad = 1 }
-        need == 1 && ($4 in seen) { printf "%s: repeated Idempotency-Key %s\n", name, $4 > "/dev/stderr"; bad = 1 }
-        { seen[$4] = 1; if (!($7 in conns)) { conns[$7] = 1; nconn++ } }
-        END { if (bad) exit 1; print nconn + 0 }' || die "$name: the sink log is not as expected (see above)"
-}
 
 # ---------------------------------------------------------------- data
-export XDG_CONFIG_HOME=$TMPROOT/xdg-config XDG_CACHE_HOME=$TMPROOT/xdg-cache
-export XDG_DATA_HOME=$TMPROOT/xdg-data
-# Apprise keeps persistent storage under ~/.local/share/apprise unless told;
-# a fresh HOME keeps the user's apprise config and cache out of the runs.
-export HOME=$TMPROOT/home
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY BUZZ_DATA_DIR
-export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
+isolate_env
+unset BUZZ_DATA_DIR
 
 CONFIG=$TMPROOT/config.toml
 cat >"$CONFIG" <<EOF

@@ -8,8 +8,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$HERE")
-OUT=$HERE/out
+PROG='run-import-bench'
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 N=${BENCH_CARDS:-100000}
 NOW=${BENCH_NOW:-2025-06-01T09:00:00Z}   # passed to buzz --now
@@ -22,23 +23,9 @@ VCF=$OUT/cards-$N.vcf
 REM=$OUT/cards-$N.rem
 VENV=$OUT/venv
 
-log() { printf '== %s\n' "$*" >&2; }
-die() { printf 'run-import-bench: %s\n' "$*" >&2; exit 1; }
-
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- tools
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then SUDO=(sudo); fi
-apt_updated=0
-apt_install() {
-    if [ "$apt_updated" -eq 0 ]; then
-        "${SUDO[@]}" apt-get update -qq
-        apt_updated=1
-    fi
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-
 need=()
 command -v remind >/dev/null 2>&1 || need+=(remind)
 [ -x /usr/bin/time ] || need+=(time)
@@ -48,14 +35,7 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 REMIND=$(command -v remind)
 
-if [ ! -x "$VENV/bin/python" ]; then
-    log "creating venv $VENV"
-    if ! python3 -m venv "$VENV"; then
-        rm -rf "$VENV"
-        apt_install python3-venv
-        python3 -m venv "$VENV"
-    fi
-fi
+make_venv "$VENV"
 if ! "$VENV/bin/python" -c 'import vobject' >/dev/null 2>&1; then
     log "installing $VOBJECT_SPEC into $VENV (pip)"
     "$VENV/bin/python" -m pip install -q "$VOBJECT_SPEC"
@@ -63,17 +43,9 @@ fi
 VOBJECT_VERSION=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("vobject"))')
 
 # ---------------------------------------------------------------- buzz
-if [ -n "${BUZZ_BIN:-}" ]; then
-    BUZZ=$BUZZ_BIN
-    log "using prebuilt buzz: $BUZZ"
-else
-    build_args=(-c release)
-    if [ -n "${BUZZ_SCRATCH:-}" ]; then build_args+=(--scratch-path "$BUZZ_SCRATCH"); fi
-    log "swift build ${build_args[*]} --product buzz"
-    (cd "$ROOT" && swift build "${build_args[@]}" --product buzz)
-    BUZZ=$(cd "$ROOT" && swift build "${build_args[@]}" --show-bin-path)/buzz
-fi
-[ -x "$BUZZ" ] || die "buzz binary not found at $BUZZ"
+build_args=(-c release)
+if [ -n "${BUZZ_SCRATCH:-}" ]; then build_args+=(--scratch-path "$BUZZ_SCRATCH"); fi
+build_buzz "" "${build_args[@]}"
 
 # ---------------------------------------------------------------- data
 if [ ! -s "$VCF" ] || [ ! -s "$REM" ] \
@@ -88,12 +60,7 @@ fi
 VCF_BYTES=$(stat -c %s "$VCF")
 REM_LINES=$(grep -c '^REM ' "$REM" || true)
 
-TMPROOT=$(mktemp -d "${TMPDIR:-/tmp}/buzz-bench.XXXXXX")
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then log "kept $TMPROOT"; else rm -rf "$TMPROOT"; fi
-}
-trap cleanup EXIT
+make_tmproot buzz-bench
 mkdir -p "$TMPROOT/xdg-config"   # empty: buzz falls back to its embedded defaults
 
 # ---------------------------------------------------------------- measuring

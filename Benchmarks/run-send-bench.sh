@@ -11,8 +11,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$HERE")
-OUT=$HERE/out
+PROG='run-send-bench'
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 RUNS=${BENCH_RUNS:-10}
 SINK=${BENCH_SINK:-auto}                   # auto | nginx | python
@@ -25,9 +26,6 @@ TARGET_RATIO=${BENCH_TARGET_RATIO:-30}     # apprise median / buzz median must b
 VENV=$OUT/send-venv
 REPORT=$OUT/last-send-report.txt
 
-log() { printf '== %s\n' "$*" >&2; }
-die() { printf 'run-send-bench: %s\n' "$*" >&2; exit 1; }
-
 case $SINK in auto | nginx | python) ;; *) die "BENCH_SINK must be auto, nginx or python (got $SINK)" ;; esac
 case $TIMER in auto | hyperfine | bash) ;; *) die "BENCH_TIMER must be auto, hyperfine or bash (got $TIMER)" ;; esac
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer (got $RUNS)"
@@ -35,22 +33,6 @@ case $TIMER in auto | hyperfine | bash) ;; *) die "BENCH_TIMER must be auto, hyp
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- tools
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then SUDO=(sudo); fi
-apt_updated=0
-apt_install() {
-    if [ "$apt_updated" -eq 0 ]; then
-        "${SUDO[@]}" apt-get update -qq || return 1
-        apt_updated=1
-    fi
-    # Debian's postinst would start nginx as a system service; a policy-rc.d
-    # (as in containers) prevents that, otherwise the service is simply left
-    # running on port 80 and does not affect this benchmark.
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-
-find_nginx() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
-
 need=()
 [ -x /usr/bin/time ] || need+=(time)
 if [ "$TIMER" != bash ] && ! command -v hyperfine >/dev/null 2>&1; then need+=(hyperfine); fi
@@ -75,35 +57,14 @@ if [ "$TIMER" = auto ]; then
 fi
 [ "$TIMER" != hyperfine ] || command -v hyperfine >/dev/null 2>&1 || die "BENCH_TIMER=hyperfine but hyperfine is not installed"
 
-if [ ! -x "$VENV/bin/python" ]; then
-    log "creating venv $VENV"
-    if ! python3 -m venv "$VENV"; then
-        rm -rf "$VENV"
-        apt_install python3-venv
-        python3 -m venv "$VENV"
-    fi
-fi
-APPRISE_WANT=${APPRISE_SPEC#*==}
-APPRISE_HAVE=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("apprise"))' 2>/dev/null || true)
-if [ -z "$APPRISE_HAVE" ] || { [ "$APPRISE_WANT" != "$APPRISE_SPEC" ] && [ "$APPRISE_HAVE" != "$APPRISE_WANT" ]; }; then
-    log "installing $APPRISE_SPEC into $VENV (pip)"
-    "$VENV/bin/python" -m pip install -q "$APPRISE_SPEC"
-    APPRISE_HAVE=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("apprise"))')
-fi
+make_venv "$VENV"
+ensure_apprise "$VENV" "$APPRISE_SPEC"
 APPRISE=$VENV/bin/apprise
 [ -x "$APPRISE" ] || die "apprise not found at $APPRISE"
 
 # ---------------------------------------------------------------- buzz
-if [ -n "${BUZZ_BIN:-}" ]; then
-    BUZZ=$BUZZ_BIN
-    log "using prebuilt buzz: $BUZZ"
-else
-    build_args=(-c release --static-swift-stdlib --scratch-path "$BUZZ_SCRATCH")
-    log "swift build ${build_args[*]} --product buzz (the first static build takes a few minutes)"
-    (cd "$ROOT" && swift build "${build_args[@]}" --product buzz)
-    BUZZ=$(cd "$ROOT" && swift build "${build_args[@]}" --show-bin-path)/buzz
-fi
-[ -x "$BUZZ" ] || die "buzz binary not found at $BUZZ"
+build_buzz " (the first static build takes a few minutes)" \
+    -c release --static-swift-stdlib --scratch-path "$BUZZ_SCRATCH"
 BUZZ_BYTES=$(stat -L -c %s "$BUZZ")
 if [ "$(head -c 4 "$BUZZ" | od -An -c | tr -d ' ')" != '177ELF' ]; then
     BUZZ_LINK="not an ELF binary"
@@ -114,66 +75,13 @@ else
 fi
 
 # ---------------------------------------------------------------- temp dirs
-TMPROOT=$(mktemp -d "${TMPDIR:-/tmp}/buzz-send-bench.XXXXXX")
-SINK_PID=""
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-    if [ -n "$SINK_PID" ] && kill -0 "$SINK_PID" 2>/dev/null; then
-        kill -TERM "$SINK_PID" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$SINK_PID" 2>/dev/null || break; sleep 0.1; done
-    fi
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then log "kept $TMPROOT"; else rm -rf "$TMPROOT"; fi
-}
-trap cleanup EXIT
-mkdir -p "$TMPROOT/xdg-config" "$TMPROOT/xdg-data" "$TMPROOT/xdg-cache" "$TMPROOT/home" "$TMPROOT/sink"
-SINK_LOG=$TMPROOT/sink/requests.log
-: >"$SINK_LOG"
+make_tmproot buzz-send-bench
+mkdir -p "$TMPROOT/xdg-config" "$TMPROOT/xdg-data" "$TMPROOT/xdg-cache" "$TMPROOT/home"
+new_sink_log
 
 # ---------------------------------------------------------------- sink
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
 if [ "$SINK" = nginx ]; then
-    PORT=$(free_port)
-    NGINX_DIR=$TMPROOT/sink/nginx
-    mkdir -p "$NGINX_DIR"
-    USER_LINE=""
-    # As root the workers would switch to "nobody"; keep them as the caller.
-    if [ "$(id -u)" -eq 0 ]; then USER_LINE="user $(id -un) $(id -gn);"; fi
-    cat >"$NGINX_DIR/nginx.conf" <<EOF
-$USER_LINE
-worker_processes 1;
-daemon off;
-master_process on;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/error.log warn;
-events { worker_connections 64; }
-http {
-    log_format bench '\$request_method\t\$uri\t\$status\t\$http_idempotency_key\t\$http_user_agent\t\$content_length';
-    access_log $SINK_LOG bench;
-    client_body_temp_path $NGINX_DIR/body;
-    proxy_temp_path $NGINX_DIR/proxy;
-    fastcgi_temp_path $NGINX_DIR/fastcgi;
-    uwsgi_temp_path $NGINX_DIR/uwsgi;
-    scgi_temp_path $NGINX_DIR/scgi;
-    keepalive_timeout 30s;
-    tcp_nodelay on;
-    server {
-        listen 127.0.0.1:$PORT;
-        location / {
-            default_type text/plain;
-            return 200 "ok";
-        }
-    }
-}
-EOF
-    "$NGINX" -t -q -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" 2>"$NGINX_DIR/test.err" \
-        || { cat "$NGINX_DIR/test.err" >&2; die "nginx rejected its config"; }
-    "$NGINX" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" 2>>"$NGINX_DIR/error.log" &
-    SINK_PID=$!
-    SINK_DESC="nginx $("$NGINX" -v 2>&1 | sed 's|.*nginx/||'), 1 worker, return 200"
+    start_nginx_sink "" "keepalive_timeout 30s;"
 else
     "$VENV/bin/python" "$HERE/send_sink.py" "$SINK_LOG" "$TMPROOT/sink/port" 900 &
     SINK_PID=$!
@@ -182,33 +90,7 @@ else
     PORT=$(cat "$TMPROOT/sink/port")
     SINK_DESC="Python ThreadingHTTPServer (send_sink.py), HTTP/1.1, TCP_NODELAY"
 fi
-for _ in $(seq 100); do port_open "$PORT" && break; kill -0 "$SINK_PID" 2>/dev/null || break; sleep 0.05; done
-port_open "$PORT" || die "the sink is not listening on 127.0.0.1:$PORT"
-URL_PATH=/hook
-log "sink: $SINK_DESC on 127.0.0.1:$PORT"
-
-# The sink logs one line per request: METHOD PATH STATUS IDEMPOTENCY-KEY UA BODY-BYTES
-sink_lines() { wc -l <"$SINK_LOG" | tr -d ' '; }
-# wait_sink N: wait (up to 2 s) until the log has N lines; nginx logs after answering.
-wait_sink() {
-    for _ in $(seq 40); do [ "$(sink_lines)" -ge "$1" ] && break; sleep 0.05; done
-    sleep 0.1
-}
-# check_phase NAME FROM COUNT NEED_KEY: lines FROM+1 .. FROM+COUNT must be exactly
-# COUNT POSTs to URL_PATH answered 200; with NEED_KEY=1 each has a distinct Idempotency-Key.
-check_phase() {
-    local name=$1 from=$2 count=$3 need_key=$4 total
-    wait_sink $((from + count))
-    total=$(sink_lines)
-    [ "$total" -eq $((from + count)) ] \
-        || die "$name: the sink received $((total - from)) requests, expected $count"
-    tail -n +"$((from + 1))" "$SINK_LOG" | awk -F'\t' -v name="$name" -v path="$URL_PATH" -v need="$need_key" '
-        $1 != "POST" || $2 != path || $3 != "200" { printf "%s: unexpected request: %s\n", name, $0 > "/dev/stderr"; bad = 1 }
-        need == 1 && ($4 == "-" || $4 == "") { printf "%s: request without Idempotency-Key: %s\n", name, $0 > "/dev/stderr"; bad = 1 }
-        need == 1 && ($4 in seen) { printf "%s: repeated Idempotency-Key %s\n", name, $4 > "/dev/stderr"; bad = 1 }
-        { seen[$4] = 1 }
-        END { exit bad }' || die "$name: the sink log is not as expected (see above)"
-}
+sink_ready
 
 # ---------------------------------------------------------------- buzz config
 CONFIG=$TMPROOT/config.toml
@@ -217,12 +99,7 @@ cat >"$CONFIG" <<EOF
 type = "webhook"
 url = "http://127.0.0.1:$PORT$URL_PATH"
 EOF
-export XDG_CONFIG_HOME=$TMPROOT/xdg-config XDG_DATA_HOME=$TMPROOT/xdg-data XDG_CACHE_HOME=$TMPROOT/xdg-cache
-# Apprise keeps persistent storage under ~/.local/share/apprise unless told;
-# a fresh HOME keeps the user's apprise config and cache out of the runs.
-export HOME=$TMPROOT/home
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
-export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
+isolate_env
 
 BUZZ_CMD=("$BUZZ" --config "$CONFIG" send --channel hook "$MESSAGE")
 APPRISE_CMD=("$APPRISE" -b "$MESSAGE" "json://127.0.0.1:$PORT$URL_PATH")
@@ -301,13 +178,13 @@ cat "$BUZZ" >/dev/null
 base=$(sink_lines)
 log "buzz send ($RUNS runs, $TIMER)"
 time_runs buzz "$TMPROOT/buzz.times" "${BUZZ_CMD[@]}"
-check_phase "buzz send" "$base" "$RUNS" 1
+check_phase "buzz send" "$base" "$RUNS" 1 >/dev/null
 BUZZ_REQS=$RUNS
 
 base=$(sink_lines)
 log "apprise $APPRISE_HAVE ($RUNS runs, $TIMER)"
 time_runs apprise "$TMPROOT/apprise.times" "${APPRISE_CMD[@]}"
-check_phase "apprise" "$base" "$RUNS" 0
+check_phase "apprise" "$base" "$RUNS" 0 >/dev/null
 APPRISE_REQS=$RUNS
 TIMED_TOTAL=$(sink_lines)
 
@@ -315,10 +192,10 @@ TIMED_TOTAL=$(sink_lines)
 base=$(sink_lines)
 log "peak RSS (one run each)"
 BUZZ_RSS_KB=$(rss_kb "${BUZZ_CMD[@]}")
-check_phase "buzz send (RSS run)" "$base" 1 1
+check_phase "buzz send (RSS run)" "$base" 1 1 >/dev/null
 base=$(sink_lines)
 APPRISE_RSS_KB=$(rss_kb "${APPRISE_CMD[@]}")
-check_phase "apprise (RSS run)" "$base" 1 0
+check_phase "apprise (RSS run)" "$base" 1 0 >/dev/null
 
 BUZZ_KEY_SAMPLE=$(awk -F'\t' 'NR == 1 { print $4 }' "$SINK_LOG")
 BUZZ_UA=$(awk -F'\t' 'NR == 1 { print $5 }' "$SINK_LOG")

@@ -119,7 +119,8 @@ public final class Dispatcher: Sendable {
         }
 
         // Rows left unfinished: a crash mid-send, due retries, pending rows.
-        for row in try ledger.unfinished() {
+        // Asks share the ledger but are the ask flow's to resume.
+        for row in try ledger.unfinished() where row.kind == .reminder {
             guard let parts = PlannedEvent.parse(row.eventID), let contact = byID[parts.contactID],
                   let event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
                 // The contact is gone or no longer included: nothing to send.
@@ -249,7 +250,7 @@ public final class Dispatcher: Sendable {
     /// When `run` should wake next after `now`: the next fire time or the next retry.
     public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
         let nextFire = planner.upcoming(contacts, now: now, limit: 1).first?.fireAt
-        let nextRetry = try ledger.unfinished().compactMap { row -> Int64? in
+        let nextRetry = try ledger.unfinished().filter { $0.kind == .reminder }.compactMap { row -> Int64? in
             row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()
         switch (nextFire, nextRetry) {
