@@ -162,3 +162,20 @@ enum ContactColumns {
                        source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20])
     }
 }
+
+extension BuzzDatabase {
+    /// How many asks went to a contact (the `n` of its next ask's event id is this + 1).
+    public func askCount(for id: String) throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT ask_count FROM contact WHERE id = ?", arguments: [id]) ?? 0 }
+    }
+
+    /// Records an ask that went out (DESIGN §6): its date, the route, and the count.
+    public func recordAsk(contactID: String, date: LocalDate, route: String, now: Int64) throws {
+        try write { db in
+            try db.execute(sql: """
+                UPDATE contact SET last_request_date = ?, request_channel = ?, ask_count = ask_count + 1, updated_at = ?
+                WHERE id = ?
+                """, arguments: [date.description, route, now, contactID])
+        }
+    }
+}

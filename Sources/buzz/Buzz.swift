@@ -13,7 +13,7 @@ struct Buzz: AsyncParsableCommand {
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,
             SetBirthdayCommand.self, ClearBirthdayCommand.self,
             SendCommand.self, ChannelsCommand.self, DoctorCommand.self,
-            TickCommand.self, RunCommand.self, OutboxCommand.self, RetryCommand.self,
+            TickCommand.self, RunCommand.self, OutboxCommand.self, RetryCommand.self, AskCommand.self,
         ]
     )
 

@@ -1,0 +1,262 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzChannels
+import BuzzStore
+import Foundation
+
+struct AskCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ask",
+        abstract: "Ask contacts without a birthday for it: by SMS, email, or a message to share.",
+        discussion: """
+            Routes follow ask.order (sms → email → share), skipping those a contact cannot take. \
+            The text comes from templates/<locale>/ask.mustache in the contact's language. \
+            Asking the same contact again within ask.cooldown_days needs --force.
+            """)
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact ids or case-insensitive parts of names.")
+    var contacts: [String] = []
+
+    @Flag(help: "Every contact without a birthday that is not skipped.")
+    var missing = false
+
+    @Option(help: "Only this route: sms, email or share.")
+    var via: BuzzConfig.AskRoute?
+
+    @Flag(help: "Show the route, the address and the text; send nothing.")
+    var dryRun = false
+
+    @Flag(help: "Ask even within the cooldown.")
+    var force = false
+
+    @Flag(help: "Do not ask for confirmation (with --missing).")
+    var yes = false
+
+    func validate() throws {
+        if missing == !contacts.isEmpty {
+            throw ValidationError(missing ? "give contacts or --missing, not both" : "name contacts to ask, or use --missing")
+        }
+    }
+
+    func run() async throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let templates: MessageTemplates
+        do {
+            templates = try MessageTemplates(overrideDirectory: context.templateDirectory)
+        } catch {
+            throw CLIError.request("\(error)")
+        }
+        var targets: [Contact]
+        if missing {
+            targets = try runtime { try store.allContacts() }.filter { $0.birthday == nil && $0.decision != .skip }
+            guard !targets.isEmpty else {
+                print("Everyone has a birthday on file (or is skipped): nobody to ask.")
+                return
+            }
+            if !dryRun, !yes {
+                print("Ask \(targets.count) contact\(targets.count == 1 ? "" : "s"): " + targets.map(\.name).joined(separator: ", "))
+                guard isatty(STDIN_FILENO) == 1 else {
+                    throw CLIError.request("asking \(targets.count) contacts needs --yes when not on a terminal")
+                }
+                print("Send? [y/N] ", terminator: "")
+                fflush(nil)
+                guard readLine()?.lowercased().hasPrefix("y") == true else {
+                    print("nothing sent")
+                    return
+                }
+            }
+        } else {
+            targets = try contacts.map { try context.resolve($0, in: store) }
+        }
+
+        let lock = dryRun ? nil : try DispatchLock.acquire(dataDirectory: context.dataDirectory,
+                                                          wait: context.config.delivery.lockWait)
+        if !dryRun, lock == nil {
+            throw CLIError.runtime("another dispatcher is busy with \(context.dataDirectory); try again in a moment")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let wiring = ChannelWiring(context: context)
+        var failures = 0
+        var refusals = 0
+        for contact in targets {
+            do {
+                try await ask(contact, context: context, store: store, templates: templates, wiring: wiring)
+            } catch let error as CLIError where error.status == 2 {
+                printError(error.message)
+                refusals += 1
+            } catch let error as CLIError {
+                printError(error.message)
+                failures += 1
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+        if refusals > 0 { throw ExitCode(2) }
+    }
+
+    private func ask(_ contact: Contact, context: Context, store: BuzzDatabase, templates: MessageTemplates,
+                     wiring: ChannelWiring) async throws {
+        if let birthday = contact.birthday {
+            print("\(contact.name) already has a birthday (\(birthday)); nothing to ask")
+            return
+        }
+        let today = context.today
+        if !force, !dryRun, let last = contact.lastRequestDate, let asked = LocalDate(iso: last),
+           asked.days(until: today) < context.config.ask.cooldownDays {
+            let again = asked.adding(days: context.config.ask.cooldownDays)
+            throw CLIError.request("\(contact.name) was asked on \(last)\(contact.requestChannel.map { " by \($0)" } ?? ""); "
+                                   + "asking again before \(again) needs --force")
+        }
+        let plan = AskPlan(card: contact.card, config: context.config)
+        let routes = plan.routes.filter { via == nil || $0.kind == via }
+        guard var route = routes.first else {
+            let reasons = plan.passedOver.map { "\($0.route.rawValue): \($0.reason)" }.joined(separator: "; ")
+            throw CLIError.request("\(contact.name): no way to ask\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
+        }
+        if route.candidates.count > 1, route.kind != .share {
+            if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1, !dryRun {
+                route.address = pick(route.candidates, for: contact.name)
+            } else {
+                print("\(contact.name): \(route.candidates.count) \(route.kind == .sms ? "numbers" : "addresses"); using \(route.address ?? "") (\(route.kind == .sms ? "cell first, then preferred" : "preferred first"))")
+            }
+        }
+        let text = templates.renderAsk(firstName: contact.card.firstName, name: contact.name,
+                                       senderName: context.config.ask.senderName,
+                                       locales: [contact.card.language, context.config.general.locale].compactMap { $0 })
+        let how = route.kind == .email && route.channel == nil ? "email (compose)" : route.kind.rawValue
+        if dryRun {
+            print("\(contact.name): by \(how)" + (route.address.map { " to \($0)" } ?? "") + (route.channel.map { " via channel \($0)" } ?? "")
+                  + " [\(text.locale)]")
+            print("  " + text.title)
+            print(text.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+            return
+        }
+        switch route.kind {
+        case .share:
+            share(text: text, address: route.address, contact: contact)
+        case .email where route.channel == nil:
+            guard let address = route.address, let link = AskLink.mailto(address, subject: text.title, body: text.body) else {
+                throw CLIError.request("\(contact.name): no usable email address")
+            }
+            try compose(link)
+            print("\(contact.name): opened your mail client for \(address)")
+        case .sms, .email:
+            try await send(route: route, text: text, contact: contact, context: context, store: store, wiring: wiring)
+        }
+        try runtime { try store.recordAsk(contactID: contact.id, date: today, route: how, now: context.now) }
+    }
+
+    /// Sends through the route's channel, through the ledger: `<contact>/ask/<n>`, written before and after.
+    private func send(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact,
+                      context: Context, store: BuzzDatabase, wiring: ChannelWiring) async throws {
+        guard let channelName = route.channel, let address = route.address,
+              let config = context.config.resolvedChannel(named: channelName) else {
+            throw CLIError.request("\(contact.name): channel \(route.channel ?? "?") is not configured")
+        }
+        let ledger = SQLiteLedger(store)
+        let count = try runtime { try store.askCount(for: contact.id) }
+        let eventID = PlannedEvent.encodeContactID(contact.id) + "/ask/\(count + 1)"
+        var row = LedgerRow(eventID: eventID, channel: channelName, contactID: contact.id, kind: .ask, state: .sending,
+                            fireAt: context.now, attempts: 1)
+        try runtime { try ledger.save(row, now: context.now) }
+        let message = Message(kind: .ask, id: eventID, title: text.title, body: text.body,
+                              contact: .init(id: contact.id, name: contact.name), locale: text.locale,
+                              recipient: route.kind == .sms ? .phone(address) : .email(address))
+        var failure: DeliveryError?
+        switch wiring.build(config) {
+        case .failure(let error): failure = error
+        case .success(let channel):
+            do { try await channel.deliver(message) } catch let error as DeliveryError { failure = error } catch {
+                failure = .temporary("\(channelName): \(error)")
+            }
+            await channel.shutdown()
+        }
+        if let failure {
+            row.state = .failed
+            row.lastError = wiring.scrubber.scrub(failure.message)
+            try runtime { try ledger.save(row, now: context.now) }
+            throw CLIError.runtime("\(contact.name): ask not sent: \(row.lastError ?? "")")
+        }
+        row.state = .sent
+        row.sentAt = context.now
+        try runtime { try ledger.save(row, now: context.now) }
+        print("\(contact.name): asked by \(route.kind.rawValue) at \(address)")
+    }
+
+    private func pick(_ candidates: [String], for name: String) -> String {
+        print("\(name) has several:")
+        for (index, candidate) in candidates.enumerated() { print("  \(index + 1)) \(candidate)") }
+        print("which one? [1] ", terminator: "")
+        fflush(nil)
+        if let line = readLine(), let choice = Int(line.trimmingCharacters(in: .whitespaces)),
+           candidates.indices.contains(choice - 1) {
+            return candidates[choice - 1]
+        }
+        return candidates[0]
+    }
+
+    /// Prints the text and its link, and copies it to the clipboard when a tool is there.
+    private func share(text: (title: String, body: String, locale: String), address: String?, contact: Contact) {
+        var link: String?
+        if let address {
+            link = address.hasPrefix("+") || address.first?.isNumber == true
+                ? AskLink.sms(address, body: text.body) : AskLink.mailto(address, subject: text.title, body: text.body)
+        }
+        print("Share this with \(contact.name):\n\n\(text.body)\n")
+        if let link { print(link) }
+        if let tool = clipboardTool(), copy(text.body, with: tool) {
+            print("(copied to the clipboard with \(tool.first ?? ""))")
+        }
+    }
+
+    private func clipboardTool() -> [String]? {
+        let environment = ProcessInfo.processInfo.environment
+        let path = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        func find(_ name: String) -> String? {
+            path.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        }
+        if environment["WAYLAND_DISPLAY"] != nil, let tool = find("wl-copy") { return [tool] }
+        if environment["DISPLAY"] != nil, let tool = find("xclip") { return [tool, "-selection", "clipboard"] }
+        if let tool = find("wl-copy") { return [tool] }
+        return nil
+    }
+
+    private func copy(_ text: String, with tool: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool[0])
+        process.arguments = Array(tool.dropFirst())
+        let pipe = Pipe()
+        process.standardInput = pipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(text.utf8))
+            try pipe.fileHandleForWriting.close()
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        } catch {
+            return false
+        }
+    }
+
+    /// `xdg-open mailto:…` (argv, no shell; the link is percent-encoded and the address validated).
+    private func compose(_ link: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["xdg-open", link]
+        do {
+            try process.run()
+            process.waitUntilExit()
+        } catch {
+            throw CLIError.runtime("cannot run xdg-open: \(error.localizedDescription)")
+        }
+        guard process.terminationStatus == 0 else {
+            throw CLIError.runtime("xdg-open failed (status \(process.terminationStatus)); is a mail client set up?")
+        }
+    }
+}
+
+extension BuzzConfig.AskRoute: ExpressibleByArgument {}

@@ -1,0 +1,102 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// `buzz ask` as a user runs it, against the real SMTP and HTTP servers.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct AskCommandTests {
+    static func world(smtpPort: Int? = nil, smsURL: URL? = nil) throws -> Sandbox {
+        let sandbox = try Sandbox()
+        var config = "[general]\ntimezone = \"UTC\"\nlocale = \"en\"\n[ask]\nsender_name = \"Alex\"\n"
+        if smtpPort != nil { config += "email = \"mail\"\n" }
+        if smsURL != nil { config += "sms = \"gateway\"\n" }
+        if let smtpPort {
+            config += """
+                [channels.mail]
+                type = "smtp"
+                host = "127.0.0.1"
+                port = \(smtpPort)
+                security = "none"
+                from = "Alex <alex@example.org>"
+                to = "alex@example.org"
+
+                """
+        }
+        if let smsURL {
+            config += """
+                [channels.gateway]
+                type = "webhook"
+                url = "\(smsURL.absoluteString)/sms"
+                content_type = "application/x-www-form-urlencoded"
+                body = "to={{to}}&message={{body}}"
+
+                """
+        }
+        try sandbox.writeConfig(config)
+        chmod(sandbox.configPath, 0o600)
+        return sandbox
+    }
+
+    static func importCards(_ sandbox: Sandbox, _ cards: [String]) async throws {
+        let file = try sandbox.write("contacts.vcf", cards.joined())
+        let result = try await sandbox.run(["import", file])
+        #expect(result.status == 0, "\(result)")
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
+    func emailAskOnceThenCooldown() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let sandbox = try Self.world(smtpPort: port)
+        try await Self.importCards(sandbox, [
+            VCard.card(uid: "nb", name: "No Birthday Person", emails: ["nb@example.org"]),
+            VCard.card(uid: "de", name: "Jürgen Weiß", emails: ["jw@example.de"], extra: ["LANG:de-AT"]),
+        ])
+        let dry = try await sandbox.run(["ask", "No Birthday Person", "--dry-run"])
+        #expect(dry.status == 0, "\(dry)")
+        #expect(dry.stdout.contains("by email to nb@example.org via channel mail"))
+        #expect(dry.stdout.contains("What's your birthday"))
+        #expect(try sink.messages().isEmpty)
+
+        let sent = try await sandbox.run(["ask", "No Birthday Person"])
+        #expect(sent.status == 0, "\(sent)")
+        let mail = try #require(try await sink.waitForMessages(count: 1).first)
+        #expect(mail.rcptTos == ["nb@example.org"])
+        let again = try await sandbox.run(["ask", "No Birthday Person"])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("--force"))
+        #expect(try sink.messages().count == 1)
+        let missing = try await sandbox.run(["list", "--missing"])
+        #expect(missing.stdout.contains("asked") && missing.stdout.contains("by email"))
+
+        // German for LANG:de-AT.
+        let german = try await sandbox.run(["ask", "Jürgen"])
+        #expect(german.status == 0, "\(german)")
+        let messages = try await sink.waitForMessages(count: 2)
+        let body = try #require(messages.last?.body.replacingOccurrences(of: "\r\n", with: ""))
+        let text = String(data: Data(base64Encoded: body) ?? Data(), encoding: .utf8) ?? body
+        #expect(text.contains("Geburtstag"), "\(text)")
+        // The ask went through the ledger with its own event id.
+        let outbox = try await sandbox.run(["outbox", "--json"])
+        #expect(outbox.stdout.contains("nb/ask/1") && outbox.stdout.contains("de/ask/1"))
+    }
+
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func smsToOneOfTwoCellsAndShare() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Self.world(smsURL: base)
+        try await Self.importCards(sandbox, [
+            VCard.card(uid: "two", name: "Two Cells", extra: ["TEL;TYPE=CELL:+49 170 1111111", "TEL;TYPE=CELL,PREF:+49 170 2222222"]),
+        ])
+        let sent = try await sandbox.run(["ask", "Two Cells"])
+        #expect(sent.status == 0, "\(sent)")
+        #expect(sent.stdout.contains("using +491702222222"))
+        let request = try #require(try await sink.requests().first)
+        #expect(request.bodyText?.hasPrefix("to=%2B491702222222&message=Hey+Two") == true, "\(request.bodyText ?? "")")
+
+        let share = try await sandbox.run(["ask", "Two Cells", "--via", "share", "--force"], environment: ["PATH": "/nonexistent"])
+        #expect(share.status == 0, "\(share)")
+        #expect(share.stdout.contains("What's your birthday"))
+        #expect(share.stdout.contains("sms:+491702222222?body=Hey%20Two"))
+    }
+}
