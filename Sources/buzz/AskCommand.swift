@@ -78,12 +78,13 @@ struct AskCommand: AsyncParsableCommand {
             throw CLIError.runtime("another dispatcher is busy with \(context.dataDirectory); try again in a moment")
         }
         defer { withExtendedLifetime(lock) {} }
-        let wiring = ChannelWiring(context: context)
+        let flow = AskFlow(context: context, store: store, templates: templates, wiring: ChannelWiring(context: context),
+                           via: via, dryRun: dryRun, force: force)
         var failures = 0
         var refusals = 0
         for contact in targets {
             do {
-                try await ask(contact, context: context, store: store, templates: templates, wiring: wiring)
+                try await flow.ask(contact)
             } catch let error as CLIError where error.status == 2 {
                 printError(error.message)
                 refusals += 1
@@ -95,9 +96,20 @@ struct AskCommand: AsyncParsableCommand {
         if failures > 0 { throw ExitCode(1) }
         if refusals > 0 { throw ExitCode(2) }
     }
+}
 
-    private func ask(_ contact: Contact, context: Context, store: BuzzDatabase, templates: MessageTemplates,
-                     wiring: ChannelWiring) async throws {
+/// One ask, start to finish: cooldown, route, text, send or share, record (DESIGN §6).
+/// Shared by `ask` and `triage`.
+struct AskFlow {
+    let context: Context
+    let store: BuzzDatabase
+    let templates: MessageTemplates
+    let wiring: ChannelWiring
+    var via: BuzzConfig.AskRoute?
+    var dryRun = false
+    var force = false
+
+    func ask(_ contact: Contact) async throws {
         if let birthday = contact.birthday {
             print("\(contact.name) already has a birthday (\(birthday)); nothing to ask")
             return
@@ -143,14 +155,13 @@ struct AskCommand: AsyncParsableCommand {
             try compose(link)
             print("\(contact.name): opened your mail client for \(address)")
         case .sms, .email:
-            try await send(route: route, text: text, contact: contact, context: context, store: store, wiring: wiring)
+            try await send(route: route, text: text, contact: contact)
         }
         try runtime { try store.recordAsk(contactID: contact.id, date: today, route: how, now: context.now) }
     }
 
     /// Sends through the route's channel, through the ledger: `<contact>/ask/<n>`, written before and after.
-    private func send(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact,
-                      context: Context, store: BuzzDatabase, wiring: ChannelWiring) async throws {
+    private func send(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact) async throws {
         guard let channelName = route.channel, let address = route.address,
               let config = context.config.resolvedChannel(named: channelName) else {
             throw CLIError.request("\(contact.name): channel \(route.channel ?? "?") is not configured")

@@ -73,6 +73,9 @@ struct ListCommand: ParsableCommand {
             }
             print("  " + line(entry))
         }
+        if entries.contains(where: { $0.next == nil && $0.contact.lastRequestDate == nil && $0.contact.decision != .skip }) {
+            print("\nAsk them for their birthday: buzz ask NAME (or buzz ask --missing); enter replies with buzz set-birthday.")
+        }
     }
 
     private func line(_ entry: ListEntry) -> String {

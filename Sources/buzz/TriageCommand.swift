@@ -3,17 +3,21 @@ import BirthdayBuzz
 import BuzzStore
 import Foundation
 
-struct TriageCommand: ParsableCommand {
+struct TriageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "triage",
-        abstract: "Go through undecided contacts: include, skip, enter a birthday, or quit.",
+        abstract: "Go through undecided contacts: include, skip, enter a birthday, ask for it, or quit.",
         discussion: "Each answer is saved at once, so quitting keeps what you decided. Reads one line per answer.")
 
     @ParentCommand var root: Buzz
 
-    func run() throws {
+    func run() async throws {
         let context = try Context(root.global)
         let store = try context.openStore()
+        // Asking needs the templates; a broken one only disables [a]sk.
+        let flow = (try? MessageTemplates(overrideDirectory: context.templateDirectory)).map {
+            AskFlow(context: context, store: store, templates: $0, wiring: ChannelWiring(context: context))
+        }
         let undecided = try runtime { try store.allContacts() }.filter { $0.decision == nil }
             .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
         guard !undecided.isEmpty else {
@@ -28,7 +32,8 @@ struct TriageCommand: ParsableCommand {
                 ?? contact.card.birthdayText.map { "no birthday (note: \($0))" } ?? "no birthday"
             print("[\(index + 1)/\(undecided.count)] \(contact.name) — \(birthday)")
             while true {
-                print("  [i]nclude  [s]kip  [b]irthday  [n]ext  [q]uit > ", terminator: "")
+                let askOption = contact.birthday == nil && flow != nil ? "  [a]sk" : ""
+                print("  [i]nclude  [s]kip  [b]irthday\(askOption)  [n]ext  [q]uit > ", terminator: "")
                 fflush(nil)
                 guard let line = readLine() else { break contacts }
                 switch line.trimmingCharacters(in: .whitespaces).lowercased() {
@@ -50,6 +55,17 @@ struct TriageCommand: ParsableCommand {
                     try runtime { try store.setManualBirthday(date, for: contact.id, now: context.now) }
                     print("  birthday set to \(date); included")
                     included += 1
+                case "a", "ask":
+                    guard let flow, contact.birthday == nil else {
+                        print("  answer i, s, b, n or q")
+                        continue
+                    }
+                    do {
+                        try await flow.ask(contact)
+                    } catch let error as CLIError {
+                        print("  " + error.message)
+                    }
+                    continue
                 case "n", "next", "":
                     break
                 case "q", "quit":

@@ -99,4 +99,36 @@ import Testing
         #expect(share.stdout.contains("What's your birthday"))
         #expect(share.stdout.contains("sms:+491702222222?body=Hey%20Two"))
     }
+
+    @Test(.enabled(if: ServerGate.allows(.exec), "needs /bin/sh"))
+    func composeAndClipboardUseTheToolsOnPath() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\nlocale = \"en\"\n[ask]\nemail_mode = \"compose\"\norder = [\"email\", \"share\"]\n")
+        chmod(sandbox.configPath, 0o600)
+        try await Self.importCards(sandbox, [
+            VCard.card(uid: "m", name: "Mail Only", emails: ["mail.only@example.org"]),
+            VCard.card(uid: "x", name: "Sneaky", emails: ["a@b.c?attach=~/.ssh/id_rsa"]),
+        ])
+        // Fake xdg-open and wl-copy first on PATH: they record what they were given.
+        let bin = sandbox.root + "/bin"
+        try sandbox.write("bin/xdg-open", "#!/bin/sh\nprintf '%s' \"$1\" > \"\(sandbox.root)/opened\"\n")
+        try sandbox.write("bin/wl-copy", "#!/bin/sh\ncat > \"\(sandbox.root)/clipboard\"\n")
+        chmod(bin + "/xdg-open", 0o700)
+        chmod(bin + "/wl-copy", 0o700)
+        let path = bin + ":/usr/bin:/bin"
+        let composed = try await sandbox.run(["ask", "Mail Only"], environment: ["PATH": path])
+        #expect(composed.status == 0, "\(composed)")
+        let opened = try String(contentsOfFile: sandbox.root + "/opened", encoding: .utf8)
+        #expect(opened.hasPrefix("mailto:mail.only@example.org?subject=Quick%20question&body=Hey%20Mail%2C%20I%27m%20updating"))
+        #expect(!opened.contains(" ") && !opened.contains("\n"))
+
+        // The sneaky address is no address: share only, never handed to xdg-open.
+        try? FileManager.default.removeItem(atPath: sandbox.root + "/opened")
+        let shared = try await sandbox.run(["ask", "Sneaky"], environment: ["PATH": path, "WAYLAND_DISPLAY": "wayland-0"])
+        #expect(shared.status == 0, "\(shared)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.root + "/opened"))
+        #expect(shared.stdout.contains("copied to the clipboard with"))
+        let clipboard = try String(contentsOfFile: sandbox.root + "/clipboard", encoding: .utf8)
+        #expect(clipboard.contains("What's your birthday"))
+    }
 }
