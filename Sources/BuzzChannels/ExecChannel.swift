@@ -36,6 +36,8 @@ public struct ExecChannel: NotificationChannel {
         self.runner = ProgramRunner(arguments: options.command, extraEnvironment: options.environment, timeout: timeout)
         self.configDirectory = configDirectory
         self.scrubber = scrubber
+        // The channel's own `env` table is where plugin tokens live: never show them.
+        for variable in options.environment { scrubber.register(variable.value) }
     }
 
     public func deliver(_ message: Message) async throws {

@@ -95,7 +95,9 @@ public struct WebhookChannel: NotificationChannel {
     // MARK: - Request
 
     func buildRequest(_ message: Message) throws -> HTTPRequest {
-        var requestHeaders: [(name: String, value: String)] = [("Idempotency-Key", MailMessage.headerSafeValue(message.id))]
+        var requestHeaders: [(name: String, value: String)] = [
+            ("Idempotency-Key", MailMessage.headerSafeValue(message.id)), ("User-Agent", "BirthdayBuzz"),
+        ]
         var method = options.method
         var target = url
         let body: String

@@ -82,6 +82,16 @@ struct ExecChannelTests {
         #expect(error.message.hasSuffix("401 for token ***, go away"))
     }
 
+    @Test func tokensFromTheEnvTableAreScrubbed() async throws {
+        let sandbox = try Sandbox()
+        let plugin = try sandbox.script("leaky-env", "echo \"rejected token $API_TOKEN\" >&2\nexit 1")
+        let channel = ExecChannel(name: "plugin", options: ChannelConfig.Exec(command: [plugin],
+                                                                             environment: [("API_TOKEN", "env-tok-12345678")]),
+                                  timeout: 20, configDirectory: sandbox.directory, scrubber: SecretScrubber())
+        let error = try await Self.deliveryError(channel)
+        #expect(error.message.hasSuffix("rejected token ***"), "\(error)")
+    }
+
     @Test func deathBySignalIsTemporary() async throws {
         let sandbox = try Sandbox()
         let plugin = try sandbox.script("crash", "kill -KILL $$")
