@@ -124,7 +124,7 @@ public struct Planner: Sendable {
     public var secondsAfterMidnight: Int
     public var feb29: Feb29Policy
     public var defaultChannels: [String]
-    public var groups: [BuzzConfig.Group]
+    private let config: BuzzConfig
     public let clock: WallClock
 
     /// - Parameter defaultChannels: the route for contacts no group overrides
@@ -134,17 +134,13 @@ public struct Planner: Sendable {
         secondsAfterMidnight = config.reminders.time * 60
         feb29 = config.reminders.feb29
         self.defaultChannels = defaultChannels
-        groups = config.groups
+        self.config = config
         clock = WallClock(timeZone: config.general.timeZone)
     }
 
     /// What a contact's reminders use: offsets and channels, from its group if any.
     public func route(for categories: [String]) -> (offsets: [Int], channels: [String]) {
-        guard !groups.isEmpty, !categories.isEmpty else { return (offsets, defaultChannels) }
-        let lowered = Set(categories.map { $0.lowercased() })
-        guard let group = groups.first(where: { lowered.contains($0.name.lowercased()) }) else {
-            return (offsets, defaultChannels)
-        }
+        guard let group = config.group(forCategories: categories) else { return (offsets, defaultChannels) }
         return (group.offsets ?? offsets, group.channels ?? defaultChannels)
     }
 

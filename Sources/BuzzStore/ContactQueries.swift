@@ -58,9 +58,8 @@ extension BuzzDatabase {
                 var birthday: Birthday?
                 if let manual: String = row[7] {
                     birthday = Birthday(storedForm: manual)
-                } else if let month: Int = row[2], let day: Int = row[3] {
-                    let calendar = (row[5] as String?).flatMap(BirthdayCalendar.init(rawValue:)) ?? .gregorian
-                    birthday = Birthday(month: month, day: day, year: row[4], calendar: calendar)
+                } else {
+                    birthday = ContactColumns.cardBirthday(month: row[2], day: row[3], year: row[4], calendar: row[5])
                 }
                 let categories: String = row[6]
                 contacts.append(PlanningContact(
@@ -134,13 +133,16 @@ enum ContactColumns {
         last_request_date, request_channel
         """
 
+    /// The card's birthday from its columns (`bday_calendar` NULL = Gregorian).
+    static func cardBirthday(month: Int?, day: Int?, year: Int?, calendar: String?) -> Birthday? {
+        guard let month, let day else { return nil }
+        return Birthday(month: month, day: day, year: year,
+                        calendar: calendar.flatMap(BirthdayCalendar.init(rawValue:)) ?? .gregorian)
+    }
+
     static func contact(_ row: Row) -> Contact {
         let id: String = row[0]
-        var birthday: Birthday?
-        if let month: Int = row[6], let day: Int = row[7] {
-            let calendar = (row[9] as String?).flatMap(BirthdayCalendar.init(rawValue:)) ?? .gregorian
-            birthday = Birthday(month: month, day: day, year: row[8], calendar: calendar)
-        }
+        let birthday = cardBirthday(month: row[6], day: row[7], year: row[8], calendar: row[9])
         let phones = (row[12] as String).split(separator: "\n").compactMap { line -> Phone? in
             let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { return nil }

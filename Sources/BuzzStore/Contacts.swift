@@ -27,7 +27,7 @@ public final class ImportSession {
     private let source: String
     private let now: Int64
     private let includeByDefault: Bool
-    private var existing: [String: (source: String, hash: Int64, hasUID: Bool, normName: String)]
+    private var existing: [String: (source: String, hash: Int64)]
     /// UID-less contacts of this source, by normalized name, not yet matched in this import.
     private var unmatchedByName: [String: [String]] = [:]
     private var seen: Set<String> = []
@@ -46,7 +46,7 @@ public final class ImportSession {
             let rowSource: String = row[1]
             let hasUID: Bool = row[3]
             let normName: String = row[4]
-            existing[id] = (rowSource, row[2], hasUID, normName)
+            existing[id] = (rowSource, row[2])
             if rowSource == source, !hasUID { unmatchedByName[normName, default: []].append(id) }
         }
     }

@@ -13,12 +13,23 @@ struct Context {
     let now: Int64
     let dataDirectory: String
 
+    /// The config file: `--config`, else `$BUZZ_CONFIG`, else the XDG default; and
+    /// whether it was named explicitly (then it must exist).
+    static func configPath(_ options: GlobalOptions, environment: [String: String]) -> (path: String, explicit: Bool) {
+        if let named = options.config ?? environment["BUZZ_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            return (named, true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        return (configHome + "/birthdaybuzz/config.toml", false)
+    }
+
     init(_ options: GlobalOptions) throws {
         environment = ProcessInfo.processInfo.environment
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let explicitConfig = options.config ?? environment["BUZZ_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        configPath = explicitConfig ?? configHome + "/birthdaybuzz/config.toml"
+        let resolved = Context.configPath(options, environment: environment)
+        configPath = resolved.path
+        let explicitConfig = resolved.explicit ? resolved.path : nil
         let systemZone = TimeZone.current
         if FileManager.default.fileExists(atPath: configPath) {
             configFileExists = true

@@ -70,12 +70,7 @@ struct SetBirthdayCommand: ParsableCommand {
     func run() throws {
         let date = dates[0]
         let context = try Context(root.global)
-        guard let birthday = Birthday(storedForm: date) else {
-            throw CLIError.request("\"\(date)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
-        }
-        if let born = birthday.dateOfBirth, born > context.today {
-            throw CLIError.request("\(date) is in the future (today is \(context.today))")
-        }
+        let birthday = try enteredBirthday(date, today: context.today)
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
         try runtime { try store.setManualBirthday(birthday, for: found.id, now: context.now) }
@@ -108,4 +103,16 @@ struct ClearBirthdayCommand: ParsableCommand {
         let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
         print("\(found.name): hand-entered birthday cleared (\(fallback))")
     }
+}
+
+/// A birthday typed by the user (`set-birthday`, `triage`): `MM-DD`, `--MM-DD` or
+/// `YYYY-MM-DD`, a day that exists, not in the future.
+func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
+    guard let birthday = Birthday(storedForm: text) else {
+        throw CLIError.request("\"\(text)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
+    }
+    if let born = birthday.dateOfBirth, born > today {
+        throw CLIError.request("\(text) is in the future (today is \(today))")
+    }
+    return birthday
 }

@@ -14,10 +14,7 @@ struct InitCommand: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        let path = root.global.config ?? environment["BUZZ_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? configHome + "/birthdaybuzz/config.toml"
+        let path = Context.configPath(root.global, environment: environment).path
         if FileManager.default.fileExists(atPath: path), !force {
             throw CLIError.request("\(path) already exists; edit it, or run `buzz init --force` to replace it")
         }

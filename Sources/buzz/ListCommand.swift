@@ -28,7 +28,8 @@ struct ListCommand: ParsableCommand {
         let store = try context.openStore()
         let contacts = try runtime { try store.allContacts() }
         let chosen = contacts.filter { contact in
-            if missing { return contact.birthday == nil && contact.decision != .skip || (all && contact.birthday == nil) }
+            // --missing: no birthday, skipped ones too with --all.
+            if missing { return contact.birthday == nil && (all || contact.decision != .skip) }
             return all || contact.isIncluded
         }
         var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29)

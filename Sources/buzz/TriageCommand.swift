@@ -47,9 +47,11 @@ struct TriageCommand: AsyncParsableCommand {
                     print("  birthday (MM-DD, --MM-DD or YYYY-MM-DD): ", terminator: "")
                     fflush(nil)
                     guard let entered = readLine()?.trimmingCharacters(in: .whitespaces) else { break contacts }
-                    guard let date = Birthday(storedForm: entered),
-                          date.dateOfBirth.map({ $0 <= context.today }) ?? true else {
-                        print("  \"\(entered)\" is not a past date; try again.")
+                    let date: Birthday
+                    do {
+                        date = try enteredBirthday(entered, today: context.today)
+                    } catch let error as CLIError {
+                        print("  \(error.message); try again.")
                         continue
                     }
                     try runtime { try store.setManualBirthday(date, for: contact.id, now: context.now) }
