@@ -46,7 +46,7 @@ public struct Mailbox: Sendable, Hashable, CustomStringConvertible {
 
     /// The header form: the name as a quoted string or RFC 2047 encoded word.
     var headerValue: String {
-        guard let name = name.map(MailMessage.headerSafe), !name.isEmpty else { return address }
+        guard let name = name.map(MailMessage.headerSafeValue), !name.isEmpty else { return address }
         return MailMessage.encodePhrase(name) + " <" + address + ">"
     }
 }
@@ -65,7 +65,7 @@ public enum MailMessage {
         lines.append("Date: " + rfc5322Date(date))
         lines.append("From: " + from.headerValue)
         lines.append("To: " + to.headerValue)
-        lines.append("Subject: " + encodeUnstructured(headerSafe(subject)))
+        lines.append("Subject: " + encodeUnstructured(headerSafeValue(subject)))
         lines.append("Message-ID: " + messageID(eventID: eventID, from: from))
         lines.append("MIME-Version: 1.0")
         lines.append("Content-Type: text/plain; charset=utf-8")
@@ -94,19 +94,15 @@ public enum MailMessage {
         return "<" + SHA256.hex(Array(eventID.utf8)).prefix(32) + ".buzz@" + domain + ">"
     }
 
-    /// A header value with every control character (CR and LF above all) turned into a space.
-    static func headerSafe(_ text: String) -> String {
-        VCardText.singleLine(text)
-    }
-
-    /// A header value for any protocol (HTTP too): one line, no control characters.
+    /// A header value for any protocol (HTTP too), or any text shown on one line:
+    /// every control character (CR and LF above all) becomes a space.
     public static func headerSafeValue(_ text: String) -> String {
         VCardText.singleLine(text)
     }
 
     /// A one-line header value, RFC 2047-encoded when it is not printable ASCII.
     public static func encodedHeaderValue(_ text: String) -> String {
-        encodeUnstructured(headerSafe(text)).replacingOccurrences(of: "\r\n ", with: " ")
+        encodeUnstructured(headerSafeValue(text)).replacingOccurrences(of: "\r\n ", with: " ")
     }
 
     /// An unstructured header value: as is when printable ASCII, else RFC 2047 `B` words.

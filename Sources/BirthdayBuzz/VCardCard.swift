@@ -255,11 +255,6 @@ public enum VCardText {
         return out
     }
 
-    /// Text shown in one line (server replies, plugin stderr).
-    public static func singleLineForDisplay(_ text: String) -> String {
-        singleLine(text)
-    }
-
     /// QUOTED-PRINTABLE decoding (soft breaks were joined by the reader).
     static func quotedPrintable(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var out: [UInt8] = []

@@ -216,7 +216,7 @@ public struct WebhookChannel: NotificationChannel {
 
     private func replySnippet(_ body: [UInt8]) -> String {
         let text = String(decoding: body.prefix(400), as: UTF8.self)
-        let line = VCardText.singleLineForDisplay(text)
+        let line = MailMessage.headerSafeValue(text)
         return scrubber.scrub(String(line.prefix(160)))
     }
 
