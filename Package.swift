@@ -28,8 +28,9 @@ let package = Package(
             ]
         ),
         // System libraries: libcurl4-openssl-dev and libdbus-1-dev on Debian.
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Headers only: CurlSupport loads libcurl.so.4 with dlopen on first use
+        // (CurlLibrary.swift), so it is not linked.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
         // The one owner of libcurl.

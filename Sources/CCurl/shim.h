@@ -1,26 +1,74 @@
-// The thinnest layer Swift needs over libcurl: typed wrappers for the variadic
-// curl_easy_setopt / curl_easy_getinfo, which Swift cannot call.
+// The thinnest layer Swift needs over libcurl.
+//
+// libcurl is not linked into buzz: it and the ~35 shared libraries it pulls in
+// take about 5 ms to load, which commands that never touch the network should
+// not pay. CurlSupport (CurlLibrary.swift) loads libcurl.so.4 with dlopen on
+// first use and fills a CCurl_api with its entry points; the wrappers below
+// call through that table with the exact C prototypes (the setopt / getinfo
+// ones also give Swift typed forms of those variadic functions, which Swift
+// cannot call). Types and constants still come from <curl/curl.h>.
 #ifndef BUZZ_CCURL_SHIM_H
 #define BUZZ_CCURL_SHIM_H
 #include <curl/curl.h>
 
-static inline CURLcode CCurl_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+typedef struct CCurl_api {
+    void *_Nullable global_init;
+    void *_Nullable easy_init;
+    void *_Nullable easy_cleanup;
+    void *_Nullable easy_perform;
+    void *_Nullable easy_strerror;
+    void *_Nullable easy_setopt;
+    void *_Nullable easy_getinfo;
+    void *_Nullable slist_append;
+    void *_Nullable slist_free_all;
+} CCurl_api;
+
+static inline CURLcode CCurl_global_init(const CCurl_api *_Nonnull api, long flags) {
+    return ((CURLcode (*)(long))api->global_init)(flags);
 }
-static inline CURLcode CCurl_setopt_ptr(CURL *_Nonnull handle, CURLoption option, const void *_Nullable value) {
-    return curl_easy_setopt(handle, option, value);
+static inline CURL *_Nullable CCurl_easy_init(const CCurl_api *_Nonnull api) {
+    return ((CURL *(*)(void))api->easy_init)();
 }
-static inline CURLcode CCurl_setopt_off(CURL *_Nonnull handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
+static inline void CCurl_easy_cleanup(const CCurl_api *_Nonnull api, CURL *_Nonnull handle) {
+    ((void (*)(CURL *))api->easy_cleanup)(handle);
+}
+static inline CURLcode CCurl_easy_perform(const CCurl_api *_Nonnull api, CURL *_Nonnull handle) {
+    return ((CURLcode (*)(CURL *))api->easy_perform)(handle);
+}
+static inline const char *_Nonnull CCurl_easy_strerror(const CCurl_api *_Nonnull api, CURLcode code) {
+    return ((const char *(*)(CURLcode))api->easy_strerror)(code);
+}
+static inline struct curl_slist *_Nullable CCurl_slist_append(const CCurl_api *_Nonnull api,
+                                                             struct curl_slist *_Nullable list,
+                                                             const char *_Nonnull value) {
+    return ((struct curl_slist *(*)(struct curl_slist *, const char *))api->slist_append)(list, value);
+}
+static inline void CCurl_slist_free_all(const CCurl_api *_Nonnull api, struct curl_slist *_Nullable list) {
+    ((void (*)(struct curl_slist *))api->slist_free_all)(list);
+}
+
+typedef CURLcode (*CCurl_setopt_fn)(CURL *, CURLoption, ...);
+typedef CURLcode (*CCurl_getinfo_fn)(CURL *, CURLINFO, ...);
+
+static inline CURLcode CCurl_setopt_long(const CCurl_api *_Nonnull api, CURL *_Nonnull handle, CURLoption option,
+                                         long value) {
+    return ((CCurl_setopt_fn)api->easy_setopt)(handle, option, value);
+}
+static inline CURLcode CCurl_setopt_ptr(const CCurl_api *_Nonnull api, CURL *_Nonnull handle, CURLoption option,
+                                        const void *_Nullable value) {
+    return ((CCurl_setopt_fn)api->easy_setopt)(handle, option, value);
+}
+static inline CURLcode CCurl_setopt_off(const CCurl_api *_Nonnull api, CURL *_Nonnull handle, CURLoption option,
+                                        curl_off_t value) {
+    return ((CCurl_setopt_fn)api->easy_setopt)(handle, option, value);
 }
 typedef size_t (*CCurl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
-static inline CURLcode CCurl_setopt_callback(CURL *_Nonnull handle, CURLoption option, CCurl_data_callback _Nullable value) {
-    return curl_easy_setopt(handle, option, value);
+static inline CURLcode CCurl_setopt_callback(const CCurl_api *_Nonnull api, CURL *_Nonnull handle,
+                                             CURLoption option, CCurl_data_callback _Nullable value) {
+    return ((CCurl_setopt_fn)api->easy_setopt)(handle, option, value);
 }
-static inline CURLcode CCurl_getinfo_long(CURL *_Nonnull handle, CURLINFO info, long *_Nonnull value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-static inline CURLcode CCurl_getinfo_off(CURL *_Nonnull handle, CURLINFO info, curl_off_t *_Nonnull value) {
-    return curl_easy_getinfo(handle, info, value);
+static inline CURLcode CCurl_getinfo_long(const CCurl_api *_Nonnull api, CURL *_Nonnull handle, CURLINFO info,
+                                          long *_Nonnull value) {
+    return ((CCurl_getinfo_fn)api->easy_getinfo)(handle, info, value);
 }
 #endif

@@ -11,7 +11,9 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
 
     init(_ code: CURLcode, buffer: String?) {
         self.code = Int(code.rawValue)
-        let detail = buffer.flatMap { $0.isEmpty ? nil : $0 } ?? String(cString: curl_easy_strerror(code))
+        let detail = buffer.flatMap { $0.isEmpty ? nil : $0 }
+            ?? (try? CurlLibrary.get()).map { String(cString: CCurl_easy_strerror($0.api, code)) }
+            ?? "libcurl error \(code.rawValue)"
         message = detail.replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
     }
 
@@ -42,9 +44,6 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// `curl_global_init`, exactly once per process, before any handle exists.
-private let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
 /// Transfer options common to HTTP and SMTP.
 public struct TransferSecurity: Sendable {
     /// Skip TLS certificate and host verification (`insecure = true`).
@@ -65,6 +64,8 @@ public struct TransferSecurity: Sendable {
 /// queue. Reusing one handle keeps the connection alive between transfers.
 final class CurlEasy {
     let handle: OpaquePointer
+    /// libcurl's entry points (CurlLibrary.swift).
+    private let api: UnsafeMutablePointer<CCurl_api>
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
     /// The upload or POST body, in memory we own: libcurl reads it without copying.
@@ -78,7 +79,8 @@ final class CurlEasy {
     var configuredProtocols: String?
 
     init() throws {
-        guard globalInit == CURLE_OK, let easy = curl_easy_init() else {
+        api = try CurlLibrary.get().api
+        guard let easy = CCurl_easy_init(api) else {
             throw CurlError(setup: "libcurl could not be initialised")
         }
         handle = OpaquePointer(easy)
@@ -90,14 +92,14 @@ final class CurlEasy {
         try set(CURLOPT_WRITEDATA, pointer: context)
         try set(CURLOPT_HEADERDATA, pointer: context)
         try set(CURLOPT_READDATA, pointer: context)
-        try check(CCurl_setopt_callback(raw, CURLOPT_WRITEFUNCTION, curlWrite))
-        try check(CCurl_setopt_callback(raw, CURLOPT_HEADERFUNCTION, curlHeader))
-        try check(CCurl_setopt_callback(raw, CURLOPT_READFUNCTION, curlRead))
+        try check(CCurl_setopt_callback(api, raw, CURLOPT_WRITEFUNCTION, curlWrite))
+        try check(CCurl_setopt_callback(api, raw, CURLOPT_HEADERFUNCTION, curlHeader))
+        try check(CCurl_setopt_callback(api, raw, CURLOPT_READFUNCTION, curlRead))
     }
 
     deinit {
-        curl_easy_cleanup(UnsafeMutableRawPointer(handle))
-        for list in lists { curl_slist_free_all(list) }
+        CCurl_easy_cleanup(api, raw)
+        for list in lists { CCurl_slist_free_all(api, list) }
         errorBuffer.deallocate()
         body.deallocate()
     }
@@ -109,20 +111,20 @@ final class CurlEasy {
     }
 
     func set(_ option: CURLoption, _ value: Int) throws {
-        try check(CCurl_setopt_long(raw, option, value))
+        try check(CCurl_setopt_long(api, raw, option, value))
     }
 
     func set(_ option: CURLoption, pointer: UnsafeRawPointer?) throws {
-        try check(CCurl_setopt_ptr(raw, option, pointer))
+        try check(CCurl_setopt_ptr(api, raw, option, pointer))
     }
 
     /// Sets a string option (libcurl copies strings).
     func set(_ option: CURLoption, _ value: String?) throws {
         guard let value else {
-            try check(CCurl_setopt_ptr(raw, option, nil))
+            try check(CCurl_setopt_ptr(api, raw, option, nil))
             return
         }
-        try value.withCString { try check(CCurl_setopt_ptr(raw, option, $0)) }
+        try value.withCString { try check(CCurl_setopt_ptr(api, raw, option, $0)) }
     }
 
     /// Sets a list option (headers, recipients); the list lives as long as the handle
@@ -130,20 +132,20 @@ final class CurlEasy {
     func set(_ option: CURLoption, list values: [String]) throws {
         var list: UnsafeMutablePointer<curl_slist>?
         for value in values {
-            guard let appended = value.withCString({ curl_slist_append(list, $0) }) else {
-                if let list { curl_slist_free_all(list) }
+            guard let appended = value.withCString({ CCurl_slist_append(api, list, $0) }) else {
+                if let list { CCurl_slist_free_all(api, list) }
                 throw CurlError(setup: "out of memory building a libcurl list")
             }
             list = appended
         }
-        try check(CCurl_setopt_ptr(raw, option, list.map { UnsafeRawPointer($0) }))
+        try check(CCurl_setopt_ptr(api, raw, option, list.map { UnsafeRawPointer($0) }))
         if let list { lists.append(list) }
     }
 
     /// Frees the lists of the previous transfer (after their options were replaced).
     func dropOldLists(keepingLast count: Int) {
         guard lists.count > count else { return }
-        for list in lists.prefix(lists.count - count) { curl_slist_free_all(list) }
+        for list in lists.prefix(lists.count - count) { CCurl_slist_free_all(api, list) }
         lists.removeFirst(lists.count - count)
     }
 
@@ -158,14 +160,14 @@ final class CurlEasy {
         let fresh = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
         fresh.copyBytes(from: bytes)
         if asPostFields {
-            try check(CCurl_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)))
+            try check(CCurl_setopt_off(api, raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)))
             try set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(fresh.baseAddress))
         }
         body.deallocate()
         body = UnsafeMutableRawBufferPointer(rebasing: fresh[..<bytes.count])
         bodyOffset = 0
         if !asPostFields {
-            try check(CCurl_setopt_off(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.count)))
+            try check(CCurl_setopt_off(api, raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.count)))
         }
     }
 
@@ -175,7 +177,7 @@ final class CurlEasy {
         responseHeaders.removeAll(keepingCapacity: true)
         bodyOffset = 0
         errorBuffer[0] = 0
-        let code = curl_easy_perform(raw)
+        let code = CCurl_easy_perform(api, raw)
         guard code == CURLE_OK else {
             throw CurlError(code, buffer: String(cString: errorBuffer))
         }
@@ -183,7 +185,7 @@ final class CurlEasy {
 
     func info(_ info: CURLINFO) -> Int {
         var value = 0
-        _ = CCurl_getinfo_long(raw, info, &value)
+        _ = CCurl_getinfo_long(api, raw, info, &value)
         return value
     }
 

@@ -27,11 +27,18 @@ struct Buzz: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let status: Int32
         do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let request = SendRequest(arguments: Array(CommandLine.arguments.dropFirst())) {
+                // `buzz send …` in its plain form skips argument-parser's reflection
+                // over every command (SendFastPath.swift); anything else, help and
+                // usage errors included, goes the normal way.
+                try await request.run()
             } else {
-                try command.run()
+                var command = try parseAsRoot()
+                if var asyncCommand = command as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
             }
             status = 0
         } catch let error as CLIError {
@@ -69,11 +76,21 @@ struct GlobalOptions: ParsableArguments {
         valueName: "time"))
     var now: String?
 
+    var settings: GlobalSettings { GlobalSettings(config: config, dataDir: dataDir, now: now) }
+
     func validate() throws {
         if let now, PinnedNow(now) == nil {
             throw ValidationError("--now \"\(now)\" is not a time (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])")
         }
     }
+}
+
+/// The values of the global options, for code that runs without argument-parser
+/// (`send`'s fast path, `SendFastPath.swift`).
+struct GlobalSettings {
+    var config: String?
+    var dataDir: String?
+    var now: String?
 }
 
 /// A failure with the exit status it means.

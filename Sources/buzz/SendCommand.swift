@@ -24,30 +24,6 @@ struct SendCommand: AsyncParsableCommand {
     var body: String
 
     func run() async throws {
-        // No database, no contacts: a cold `send` only reads the config.
-        let context = try Context(root.global)
-        let wiring = ChannelWiring(context: context)
-        let names = channels.isEmpty ? context.defaultChannels : channels
-        let configs = try names.map(wiring.config(named:))
-        let message = Message(kind: .message, id: "send/" + UUID().uuidString.lowercased(), title: title, body: body,
-                              locale: context.config.general.locale)
-        var failures: [String] = []
-        for config in configs {
-            switch wiring.build(config) {
-            case .failure(let error):
-                failures.append(error.message)
-            case .success(let channel):
-                do {
-                    try await channel.deliver(message)
-                } catch let error as DeliveryError {
-                    failures.append(wiring.scrubber.scrub(error.message) + (error.isTemporary ? " (temporary)" : ""))
-                } catch {
-                    failures.append(wiring.scrubber.scrub("\(config.name): \(error)"))
-                }
-                await channel.shutdown()
-            }
-        }
-        for failure in failures { printError(failure) }
-        if !failures.isEmpty { throw ExitCode(1) }
+        try await SendRequest(global: root.global.settings, channels: channels, title: title, body: body).run()
     }
 }

@@ -1,0 +1,137 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzChannels
+import CurlSupport
+import Foundation
+
+/// One `buzz send`: what it sends and through which channels.
+///
+/// `buzz send` is the command people time against `notify-send` and Apprise, and
+/// argument-parser's first parse reflects over every command of the tool, which
+/// costs about as much as the send itself. So `Buzz.main` first tries
+/// `init?(arguments:)`, a strict reader of the plain form
+///
+///     [GLOBAL…] send [--channel NAME]… [--title T] [GLOBAL…] [--] BODY
+///
+/// (each option as `--name value` or `--name=value`; GLOBAL is `--config`,
+/// `--data-dir`, `--now`). It accepts nothing argument-parser would read
+/// differently: anything else — help, a short flag, an unknown option, a value
+/// that starts with `-`, a repeated single option, a bad `--now`, a missing or
+/// second BODY — returns nil, and the ordinary parser handles the command line
+/// and reports its usage errors.
+struct SendRequest {
+    var global = GlobalSettings()
+    var channels: [String] = []
+    var title = "BirthdayBuzz"
+    var body: String
+
+    init(global: GlobalSettings, channels: [String], title: String, body: String) {
+        self.global = global
+        self.channels = channels
+        self.title = title
+        self.body = body
+    }
+
+    init?(arguments: [String]) {
+        var global = GlobalSettings()
+        var channels: [String] = []
+        var title: String?
+        var body: String?
+        var sawCommand = false
+        var onlyPositionals = false
+        var index = 0
+
+        /// The value of the option at `index` (`--name=value` or `--name value`),
+        /// advancing past it; nil when it has none or it looks like an option.
+        func value(_ token: String, _ name: String) -> String? {
+            if token.count > name.count {
+                return String(token.dropFirst(name.count + 1))
+            }
+            guard index + 1 < arguments.count else { return nil }
+            let next = arguments[index + 1]
+            guard !next.hasPrefix("-") else { return nil }
+            index += 1
+            return next
+        }
+        /// Sets a single-valued option once; a second time is the ordinary parser's call.
+        func setOnce(_ slot: inout String?, _ new: String?) -> Bool {
+            guard slot == nil, let new else { return false }
+            slot = new
+            return true
+        }
+
+        while index < arguments.count {
+            let token = arguments[index]
+            if onlyPositionals || !token.hasPrefix("-") {
+                if !sawCommand {
+                    guard token == "send", !onlyPositionals else { return nil }
+                    sawCommand = true
+                } else {
+                    guard body == nil else { return nil }
+                    body = token
+                }
+                index += 1
+                continue
+            }
+            if token == "--" {
+                guard sawCommand else { return nil }
+                onlyPositionals = true
+                index += 1
+                continue
+            }
+            let name = token.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token
+            switch name {
+            case "--config":
+                guard setOnce(&global.config, value(token, name)) else { return nil }
+            case "--data-dir":
+                guard setOnce(&global.dataDir, value(token, name)) else { return nil }
+            case "--now":
+                guard setOnce(&global.now, value(token, name)), let now = global.now, PinnedNow(now) != nil else {
+                    return nil
+                }
+            case "--channel" where sawCommand:
+                guard let channel = value(token, name) else { return nil }
+                channels.append(channel)
+            case "--title" where sawCommand:
+                guard setOnce(&title, value(token, name)) else { return nil }
+            default:
+                return nil
+            }
+            index += 1
+        }
+        guard sawCommand, let body else { return nil }
+        self.init(global: global, channels: channels, title: title ?? "BirthdayBuzz", body: body)
+    }
+
+    /// Sends the message through each channel: DESIGN §4's `send` (a random
+    /// message id, no ledger, no retry; exit 1 with one line per failure).
+    func run() async throws {
+        // No database, no contacts: a cold `send` only reads the config, while
+        // libcurl loads on the other core (most sends go to a webhook or smtp).
+        LibCurl.preload()
+        let context = try Context(global)
+        let wiring = ChannelWiring(context: context)
+        let names = channels.isEmpty ? context.defaultChannels : channels
+        let configs = try names.map(wiring.config(named:))
+        let message = Message(kind: .message, id: "send/" + UUID().uuidString.lowercased(), title: title, body: body,
+                              locale: context.config.general.locale)
+        var failures: [String] = []
+        for config in configs {
+            switch wiring.build(config) {
+            case .failure(let error):
+                failures.append(error.message)
+            case .success(let channel):
+                do {
+                    try await channel.deliver(message)
+                } catch let error as DeliveryError {
+                    failures.append(wiring.scrubber.scrub(error.message) + (error.isTemporary ? " (temporary)" : ""))
+                } catch {
+                    failures.append(wiring.scrubber.scrub("\(config.name): \(error)"))
+                }
+                await channel.shutdown()
+            }
+        }
+        for failure in failures { printError(failure) }
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+}
