@@ -179,6 +179,8 @@ public struct DBusChannel: NotificationChannel {
             return .permanent("the notification text cannot be sent over D-Bus (\(detail))")
         case .outOfMemory:
             return .temporary("out of memory while building the D-Bus message")
+        case .libraryMissing(let detail):
+            return .permanent(detail)
         }
     }
 

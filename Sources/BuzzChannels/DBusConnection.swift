@@ -36,6 +36,8 @@ enum DBusFailure: Error, Sendable, Equatable {
     case unreachable(address: String, detail: String)
     /// The bus or the peer answered with a D-Bus error.
     case error(name: String, message: String)
+    /// libdbus itself could not be loaded (LibDBus.swift).
+    case libraryMissing(String)
     /// A value libdbus refuses to send (not UTF-8).
     case invalidArgument(String)
     /// libdbus could not allocate a message.
@@ -64,6 +66,8 @@ final class DBusConnection: @unchecked Sendable {
     private let runUserDirectory: String
     private let queue = DispatchQueue(label: "BirthdayBuzz.DBusConnection")
     private var connection: OpaquePointer?
+    /// libdbus, set when the first connection is opened (so whenever `connection` is set).
+    private var lib: LibDBus?
     private var uniqueName: String?
     /// Replies of calls made once per connection (`call(_:timeout:oncePerConnection:)`).
     private var memo: [String: [DBusValue]] = [:]
@@ -75,18 +79,14 @@ final class DBusConnection: @unchecked Sendable {
     init(environment: [String: String], runUserDirectory: String = "/run/user") {
         self.environment = environment
         self.runUserDirectory = runUserDirectory
-        _ = Self.threadsReady
     }
 
     deinit {
-        if let connection {
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
+        if let connection, let lib {
+            lib.dbus_connection_close(connection)
+            lib.dbus_connection_unref(connection)
         }
     }
-
-    /// libdbus is used from whichever thread runs `queue`; make sure its locks are on.
-    private static let threadsReady: Bool = dbus_threads_init_default() != 0
 
     /// Sends `call` and waits up to `timeout` milliseconds for its reply's values.
     ///
@@ -94,12 +94,12 @@ final class DBusConnection: @unchecked Sendable {
     /// until the connection is replaced (for questions like GetCapabilities).
     func call(_ call: DBusMethodCall, timeout: Int32, oncePerConnection: Bool = false) async throws(DBusFailure) -> [DBusValue] {
         try await onQueue { () throws(DBusFailure) -> [DBusValue] in
-            let connection = try self.openIfNeeded(timeout: timeout)
+            let (lib, connection) = try self.openIfNeeded(timeout: timeout)
             let key = "\(call.destination) \(call.path) \(call.interface).\(call.member)"
             if oncePerConnection, let kept = self.memo[key] { return kept }
             let reply: [DBusValue]
             do throws(DBusFailure) {
-                reply = try Self.send(call, over: connection, timeout: timeout)
+                reply = try lib.send(call, over: connection, timeout: timeout)
             } catch {
                 self.dropIfDisconnected()
                 throw error
@@ -183,13 +183,15 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// The live connection, opened (and registered with the bus) when there is none or the old one is gone.
-    private func openIfNeeded(timeout: Int32) throws(DBusFailure) -> OpaquePointer {
+    private func openIfNeeded(timeout: Int32) throws(DBusFailure) -> (LibDBus, OpaquePointer) {
+        let lib = try LibDBus.get()
+        self.lib = lib
         if let connection {
             // A non-blocking read notices a bus that hung up since the last call.
-            _ = dbus_connection_read_write(connection, 0)
-            if dbus_connection_get_is_connected(connection) != 0 {
+            _ = lib.dbus_connection_read_write(connection, 0)
+            if lib.dbus_connection_get_is_connected(connection) != 0 {
                 discardIncoming()
-                return connection
+                return (lib, connection)
             }
             drop()
         }
@@ -200,18 +202,18 @@ final class DBusConnection: @unchecked Sendable {
                                                                runUserDirectory: runUserDirectory))
         }
         var error = DBusError()
-        dbus_error_init(&error)
-        defer { dbus_error_free(&error) }
-        guard let opened = dbus_connection_open_private(address, &error) else {
-            throw .unreachable(address: address, detail: Self.text(of: &error))
+        lib.dbus_error_init(&error)
+        defer { lib.dbus_error_free(&error) }
+        guard let opened = lib.dbus_connection_open_private(address, &error) else {
+            throw .unreachable(address: address, detail: lib.text(of: &error))
         }
         // A lost bus must end a send, never the process.
-        dbus_connection_set_exit_on_disconnect(opened, 0)
+        lib.dbus_connection_set_exit_on_disconnect(opened, 0)
         do throws(DBusFailure) {
-            uniqueName = try Self.register(opened, timeout: timeout)
+            uniqueName = try lib.register(opened, timeout: timeout)
         } catch {
-            dbus_connection_close(opened)
-            dbus_connection_unref(opened)
+            lib.dbus_connection_close(opened)
+            lib.dbus_connection_unref(opened)
             if case .error(_, let message) = error {
                 throw .unreachable(address: address, detail: message)
             }
@@ -219,31 +221,19 @@ final class DBusConnection: @unchecked Sendable {
         }
         connection = opened
         self.opened += 1
-        return opened
-    }
-
-    /// Says Hello to the bus, as `dbus_bus_register` does, but within the channel's timeout
-    /// (`dbus_bus_register` waits libdbus's default 25 s for a bus that does not answer).
-    private static func register(_ connection: OpaquePointer, timeout: Int32) throws(DBusFailure) -> String {
-        let hello = DBusMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                   interface: "org.freedesktop.DBus", member: "Hello")
-        guard case .string(let name)? = try send(hello, over: connection, timeout: timeout).first else {
-            throw .error(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "the bus sent no name in reply to Hello")
-        }
-        guard dbus_bus_set_unique_name(connection, name) != 0 else { throw .outOfMemory }
-        return name
+        return (lib, opened)
     }
 
     private func dropIfDisconnected() {
-        if let connection, dbus_connection_get_is_connected(connection) == 0 {
+        if let connection, let lib, lib.dbus_connection_get_is_connected(connection) == 0 {
             drop()
         }
     }
 
     private func drop() {
-        if let connection {
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
+        if let connection, let lib {
+            lib.dbus_connection_close(connection)
+            lib.dbus_connection_unref(connection)
         }
         connection = nil
         uniqueName = nil
@@ -253,15 +243,33 @@ final class DBusConnection: @unchecked Sendable {
     /// Signals addressed to us (NameAcquired, a server's NotificationClosed) pile up
     /// in libdbus's incoming queue while we wait for replies; nobody reads them.
     private func discardIncoming() {
-        guard let connection else { return }
-        while let message = dbus_connection_pop_message(connection) {
-            dbus_message_unref(message)
+        guard let connection, let lib else { return }
+        while let message = lib.dbus_connection_pop_message(connection) {
+            lib.dbus_message_unref(message)
         }
     }
 
-    // MARK: - Messages
+}
 
-    private static func send(_ call: DBusMethodCall, over connection: OpaquePointer,
+// MARK: - Messages
+
+/// The message work, as methods of the loaded library: inside them `dbus_…`
+/// names are libdbus's functions (`LibDBus`'s members).
+extension LibDBus {
+    /// Says Hello to the bus, as `dbus_bus_register` does, but within the channel's timeout
+    /// (`dbus_bus_register` waits libdbus's default 25 s for a bus that does not answer).
+    fileprivate func register(_ connection: OpaquePointer, timeout: Int32) throws(DBusFailure) -> String {
+        let hello = DBusMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                   interface: "org.freedesktop.DBus", member: "Hello")
+        guard case .string(let name)? = try send(hello, over: connection, timeout: timeout).first else {
+            throw .error(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "the bus sent no name in reply to Hello")
+        }
+        guard dbus_bus_set_unique_name(connection, name) != 0 else { throw .outOfMemory }
+        return name
+    }
+
+
+    fileprivate func send(_ call: DBusMethodCall, over connection: OpaquePointer,
                              timeout: Int32) throws(DBusFailure) -> [DBusValue] {
         guard let message = dbus_message_new_method_call(call.destination, call.path, call.interface, call.member) else {
             throw .outOfMemory
@@ -283,7 +291,7 @@ final class DBusConnection: @unchecked Sendable {
         return values(of: reply)
     }
 
-    private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusFailure) {
+    fileprivate func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusFailure) {
         var ok: dbus_bool_t = 0
         switch value {
         case .string(let string):
@@ -330,7 +338,7 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// One `{sv}` entry of an `a{sv}` array.
-    private static func appendEntry(_ key: String, _ value: DBusValue, to array: inout DBusMessageIter) throws(DBusFailure) {
+    fileprivate func appendEntry(_ key: String, _ value: DBusValue, to array: inout DBusMessageIter) throws(DBusFailure) {
         var entry = DBusMessageIter()
         guard dbus_message_iter_open_container(&array, CDBus_TYPE_DICT_ENTRY, nil, &entry) != 0 else { throw .outOfMemory }
         var variant = DBusMessageIter()
@@ -353,7 +361,7 @@ final class DBusConnection: @unchecked Sendable {
         guard dbus_message_iter_close_container(&array, &entry) != 0 else { throw .outOfMemory }
     }
 
-    private static func signature(of value: DBusValue) -> String {
+    fileprivate func signature(of value: DBusValue) -> String {
         switch value {
         case .string: return "s"
         case .uint32: return "u"
@@ -365,7 +373,7 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// The reply's top-level values that `DBusValue` can hold; others are left out.
-    private static func values(of reply: OpaquePointer) -> [DBusValue] {
+    fileprivate func values(of reply: OpaquePointer) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(reply, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
@@ -375,7 +383,7 @@ final class DBusConnection: @unchecked Sendable {
         return values
     }
 
-    private static func value(at iter: inout DBusMessageIter) -> DBusValue? {
+    fileprivate func value(at iter: inout DBusMessageIter) -> DBusValue? {
         switch dbus_message_iter_get_arg_type(&iter) {
         case CDBus_TYPE_STRING:
             var pointer: UnsafePointer<CChar>?
@@ -408,7 +416,7 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// A libdbus error's message as one line.
-    private static func text(of error: inout DBusError) -> String {
+    fileprivate func text(of error: inout DBusError) -> String {
         guard dbus_error_is_set(&error) != 0, let message = error.message else { return "unknown D-Bus error" }
         return String(cString: message).split(whereSeparator: \.isNewline).joined(separator: " ")
     }

@@ -1,5 +1,6 @@
-// The thinnest layer Swift needs over libdbus: DBUS_TYPE_* are macros like
-// ((int) 's') that Swift cannot import, so they are re-exported as constants.
+// The thinnest layer Swift needs over libdbus: its types, and DBUS_TYPE_*
+// (macros like ((int) 's') that Swift cannot import) re-exported as constants.
+// The library is not linked: BuzzChannels loads it with dlopen (LibDBus.swift).
 #ifndef BUZZ_CDBUS_SHIM_H
 #define BUZZ_CDBUS_SHIM_H
 #include <dbus/dbus.h>

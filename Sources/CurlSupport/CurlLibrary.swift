@@ -6,8 +6,9 @@ import Foundation
 /// Loading libcurl.so.4 maps ~35 shared libraries (TLS, SSH, LDAP, Kerberos…)
 /// and runs their constructors, about 5 ms here — a third of a cold `buzz send`.
 /// Commands that never reach the network (`list`, `upcoming`, `import`, the
-/// console channel) skip it entirely, and `send` starts it on a second thread
-/// at once (`preload()`), so it overlaps reading the config.
+/// console and dbus channels) skip it entirely. (Loading it on a second thread
+/// while `send` reads its config was tried: the two threads' page faults and
+/// mappings contend, and the send got no faster.)
 ///
 /// `@unchecked Sendable`: `api` is written once, before the instance is shared,
 /// and only read afterwards.
@@ -21,11 +22,6 @@ final class CurlLibrary: @unchecked Sendable {
     /// (Swift initializes globals once, thread-safely: a second caller waits).
     static let shared: Result<CurlLibrary, CurlError> = load()
 
-    /// Starts loading libcurl on a background thread and returns at once.
-    static func preload() {
-        Thread.detachNewThread { _ = CurlLibrary.shared }
-    }
-
     /// The loaded library, or an error saying what is missing.
     static func get() throws(CurlError) -> CurlLibrary {
         try shared.get()
@@ -36,7 +32,7 @@ final class CurlLibrary: @unchecked Sendable {
     }
 
     private static func load() -> Result<CurlLibrary, CurlError> {
-        guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
+        guard let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? soname + ": cannot be loaded"
             return .failure(CurlError(setup: "libcurl is not available (\(reason)); install it with: apt-get install libcurl4"))
         }
@@ -73,9 +69,3 @@ final class CurlLibrary: @unchecked Sendable {
     }
 }
 
-/// What the rest of buzz may ask of libcurl's loading.
-public enum LibCurl {
-    /// Starts loading libcurl on a background thread (see `CurlLibrary`); a
-    /// command that will likely send over the network calls this first thing.
-    public static func preload() { CurlLibrary.preload() }
-}

@@ -1,7 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
-import CurlSupport
 import Foundation
 
 /// One `buzz send`: what it sends and through which channels.
@@ -106,9 +105,8 @@ struct SendRequest {
     /// Sends the message through each channel: DESIGN §4's `send` (a random
     /// message id, no ledger, no retry; exit 1 with one line per failure).
     func run() async throws {
-        // No database, no contacts: a cold `send` only reads the config, while
-        // libcurl loads on the other core (most sends go to a webhook or smtp).
-        LibCurl.preload()
+        // No database, no contacts: a cold `send` only reads the config (and
+        // libcurl is loaded only when a channel needs it).
         let context = try Context(global)
         let wiring = ChannelWiring(context: context)
         let names = channels.isEmpty ? context.defaultChannels : channels

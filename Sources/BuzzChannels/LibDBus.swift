@@ -1,0 +1,109 @@
+internal import CDBus
+import Foundation
+
+/// libdbus, loaded with `dlopen` the first time a dbus channel connects instead
+/// of being linked: libdbus brings libsystemd, libgcrypt, liblzma, liblz4,
+/// libzstd, libcap and libgpg-error, and every command that never shows a
+/// desktop notification (`list`, `import`, a webhook `send`) would otherwise
+/// map them at start-up. The headers still come from the CDBus module.
+///
+/// Each member is the C function of the same name, with its exact prototype.
+/// `@unchecked Sendable`: C function pointers, written once at load.
+struct LibDBus: @unchecked Sendable {
+    /// The soname of Debian's libdbus-1-3.
+    static let soname = "libdbus-1.so.3"
+
+    typealias Connection = OpaquePointer
+    typealias Message = OpaquePointer
+    typealias Iter = UnsafeMutablePointer<DBusMessageIter>
+    typealias Error = UnsafeMutablePointer<DBusError>
+    typealias CString = UnsafePointer<CChar>
+
+    let dbus_threads_init_default: @convention(c) () -> dbus_bool_t
+    let dbus_error_init: @convention(c) (Error?) -> Void
+    let dbus_error_free: @convention(c) (Error?) -> Void
+    let dbus_error_is_set: @convention(c) (UnsafePointer<DBusError>?) -> dbus_bool_t
+    let dbus_validate_utf8: @convention(c) (CString?, Error?) -> dbus_bool_t
+    let dbus_connection_open_private: @convention(c) (CString?, Error?) -> Connection?
+    let dbus_connection_close: @convention(c) (Connection?) -> Void
+    let dbus_connection_unref: @convention(c) (Connection?) -> Void
+    let dbus_connection_read_write: @convention(c) (Connection?, Int32) -> dbus_bool_t
+    let dbus_connection_get_is_connected: @convention(c) (Connection?) -> dbus_bool_t
+    let dbus_connection_set_exit_on_disconnect: @convention(c) (Connection?, dbus_bool_t) -> Void
+    let dbus_connection_pop_message: @convention(c) (Connection?) -> Message?
+    let dbus_connection_send_with_reply_and_block: @convention(c) (Connection?, Message?, Int32, Error?) -> Message?
+    let dbus_bus_set_unique_name: @convention(c) (Connection?, CString?) -> dbus_bool_t
+    let dbus_message_new_method_call: @convention(c) (CString?, CString?, CString?, CString?) -> Message?
+    let dbus_message_unref: @convention(c) (Message?) -> Void
+    let dbus_message_iter_init_append: @convention(c) (Message?, Iter?) -> Void
+    let dbus_message_iter_append_basic: @convention(c) (Iter?, Int32, UnsafeRawPointer?) -> dbus_bool_t
+    let dbus_message_iter_open_container: @convention(c) (Iter?, Int32, CString?, Iter?) -> dbus_bool_t
+    let dbus_message_iter_close_container: @convention(c) (Iter?, Iter?) -> dbus_bool_t
+    let dbus_message_iter_abandon_container: @convention(c) (Iter?, Iter?) -> Void
+    let dbus_message_iter_init: @convention(c) (Message?, Iter?) -> dbus_bool_t
+    let dbus_message_iter_next: @convention(c) (Iter?) -> dbus_bool_t
+    let dbus_message_iter_get_arg_type: @convention(c) (Iter?) -> Int32
+    let dbus_message_iter_get_element_type: @convention(c) (Iter?) -> Int32
+    let dbus_message_iter_get_basic: @convention(c) (Iter?, UnsafeMutableRawPointer?) -> Void
+    let dbus_message_iter_recurse: @convention(c) (Iter?, Iter?) -> Void
+
+    /// The process's libdbus, loaded once with its thread locks on (libdbus is
+    /// used from whichever thread runs a connection's queue).
+    static let shared: Result<LibDBus, DBusFailure> = load()
+
+    static func get() throws(DBusFailure) -> LibDBus { try shared.get() }
+
+    private static func load() -> Result<LibDBus, DBusFailure> {
+        guard let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? soname + ": cannot be loaded"
+            return .failure(.libraryMissing("libdbus is not available (\(reason)); install it with: apt-get install libdbus-1-3"))
+        }
+        let library: LibDBus
+        do {
+            library = try LibDBus(handle: handle)
+        } catch {
+            return .failure(error)
+        }
+        guard library.dbus_threads_init_default() != 0 else {
+            return .failure(.outOfMemory)
+        }
+        // The library stays loaded for the life of the process.
+        return .success(library)
+    }
+
+    private init(handle: UnsafeMutableRawPointer) throws(DBusFailure) {
+        func symbol<F>(_ name: String) throws(DBusFailure) -> F {
+            guard let pointer = dlsym(handle, name) else {
+                throw .libraryMissing("\(LibDBus.soname) lacks \(name); it is too old or not libdbus")
+            }
+            return unsafeBitCast(pointer, to: F.self)
+        }
+        dbus_threads_init_default = try symbol("dbus_threads_init_default")
+        dbus_error_init = try symbol("dbus_error_init")
+        dbus_error_free = try symbol("dbus_error_free")
+        dbus_error_is_set = try symbol("dbus_error_is_set")
+        dbus_validate_utf8 = try symbol("dbus_validate_utf8")
+        dbus_connection_open_private = try symbol("dbus_connection_open_private")
+        dbus_connection_close = try symbol("dbus_connection_close")
+        dbus_connection_unref = try symbol("dbus_connection_unref")
+        dbus_connection_read_write = try symbol("dbus_connection_read_write")
+        dbus_connection_get_is_connected = try symbol("dbus_connection_get_is_connected")
+        dbus_connection_set_exit_on_disconnect = try symbol("dbus_connection_set_exit_on_disconnect")
+        dbus_connection_pop_message = try symbol("dbus_connection_pop_message")
+        dbus_connection_send_with_reply_and_block = try symbol("dbus_connection_send_with_reply_and_block")
+        dbus_bus_set_unique_name = try symbol("dbus_bus_set_unique_name")
+        dbus_message_new_method_call = try symbol("dbus_message_new_method_call")
+        dbus_message_unref = try symbol("dbus_message_unref")
+        dbus_message_iter_init_append = try symbol("dbus_message_iter_init_append")
+        dbus_message_iter_append_basic = try symbol("dbus_message_iter_append_basic")
+        dbus_message_iter_open_container = try symbol("dbus_message_iter_open_container")
+        dbus_message_iter_close_container = try symbol("dbus_message_iter_close_container")
+        dbus_message_iter_abandon_container = try symbol("dbus_message_iter_abandon_container")
+        dbus_message_iter_init = try symbol("dbus_message_iter_init")
+        dbus_message_iter_next = try symbol("dbus_message_iter_next")
+        dbus_message_iter_get_arg_type = try symbol("dbus_message_iter_get_arg_type")
+        dbus_message_iter_get_element_type = try symbol("dbus_message_iter_get_element_type")
+        dbus_message_iter_get_basic = try symbol("dbus_message_iter_get_basic")
+        dbus_message_iter_recurse = try symbol("dbus_message_iter_recurse")
+    }
+}
