@@ -2,9 +2,9 @@ import BirthdayBuzz
 import Foundation
 import GRDB
 
-/// The delivery ledger in SQLite: one row per (event, channel). Each `save`
-/// is one statement in autocommit mode — its own short transaction — through a
-/// cached, raw-bound statement, so the delivery loop pays ~20–30 µs per write.
+/// The delivery ledger in SQLite: one row per (event, channel). A single `save`
+/// is one statement in autocommit mode — its own short transaction; a batch
+/// `save` is one transaction. Both go through cached, raw-bound statements.
 public final class SQLiteLedger: DeliveryLedger {
     private let database: BuzzDatabase
 
@@ -22,29 +22,53 @@ public final class SQLiteLedger: DeliveryLedger {
     }
 
     public func save(_ row: LedgerRow, now: Int64) throws {
-        try database.writeWithoutTransaction { db in
-            var statement = try RawStatement(db, sql: """
-                INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
-                                      next_attempt_at, sent_at, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?12, ?12)
-                ON CONFLICT(event_id, channel) DO UPDATE SET
-                    state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
-                    next_attempt_at = excluded.next_attempt_at, sent_at = excluded.sent_at,
-                    fire_at = excluded.fire_at, updated_at = excluded.updated_at
-                """)
-            statement.bind(row.eventID)
-            statement.bind(row.channel)
-            statement.bind(row.contactID)
-            statement.bind(Self.kinds[row.kind] ?? "reminder")
-            statement.bind(row.state.rawValue)
-            statement.bind(row.fireAt)
-            statement.bind(row.attempts)
-            statement.bind(row.lastError)
-            statement.bind(row.nextAttemptAt)
-            statement.bind(row.sentAt)
-            statement.bindAt(12, now)
-            try statement.execute()
+        try database.writeWithoutTransaction { db in try Self.upsert(row, now: now, db) }
+    }
+
+    /// One transaction for all of `rows` (one commit: one WAL append and one round of locks).
+    public func save(_ rows: [LedgerRow], now: Int64) throws {
+        guard rows.count > 1 else {
+            if let row = rows.first { try save(row, now: now) }
+            return
         }
+        try database.writeWithoutTransaction { db in
+            var begin = try RawStatement(db, sql: "BEGIN IMMEDIATE")
+            try begin.execute()
+            do {
+                for row in rows { try Self.upsert(row, now: now, db) }
+                var commit = try RawStatement(db, sql: "COMMIT")
+                try commit.execute()
+            } catch {
+                if db.isInsideTransaction, var rollback = try? RawStatement(db, sql: "ROLLBACK") {
+                    try? rollback.execute()
+                }
+                throw error
+            }
+        }
+    }
+
+    private static func upsert(_ row: LedgerRow, now: Int64, _ db: Database) throws {
+        var statement = try RawStatement(db, sql: """
+            INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
+                                  next_attempt_at, sent_at, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?12, ?12)
+            ON CONFLICT(event_id, channel) DO UPDATE SET
+                state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
+                next_attempt_at = excluded.next_attempt_at, sent_at = excluded.sent_at,
+                fire_at = excluded.fire_at, updated_at = excluded.updated_at
+            """)
+        statement.bind(row.eventID)
+        statement.bind(row.channel)
+        statement.bind(row.contactID)
+        statement.bind(Self.kinds[row.kind] ?? "reminder")
+        statement.bind(row.state.rawValue)
+        statement.bind(row.fireAt)
+        statement.bind(row.attempts)
+        statement.bind(row.lastError)
+        statement.bind(row.nextAttemptAt)
+        statement.bind(row.sentAt)
+        statement.bindAt(12, now)
+        try statement.execute()
     }
 
     public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
