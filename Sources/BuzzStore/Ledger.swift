@@ -25,38 +25,76 @@ public final class SQLiteLedger: DeliveryLedger {
         try database.writeWithoutTransaction { db in try Self.upsert(row, now: now, db) }
     }
 
-    /// One transaction for all of `rows` (one commit: one WAL append and one round of locks).
+    /// All of `rows` or none: two rows (the delivery loop's outcome + next claim)
+    /// as one two-row statement in autocommit mode, more in one transaction.
     public func save(_ rows: [LedgerRow], now: Int64) throws {
-        guard rows.count > 1 else {
-            if let row = rows.first { try save(row, now: now) }
+        switch rows.count {
+        case 0:
             return
-        }
-        try database.writeWithoutTransaction { db in
-            var begin = try RawStatement(db, sql: "BEGIN IMMEDIATE")
-            try begin.execute()
-            do {
-                for row in rows { try Self.upsert(row, now: now, db) }
-                var commit = try RawStatement(db, sql: "COMMIT")
-                try commit.execute()
-            } catch {
-                if db.isInsideTransaction, var rollback = try? RawStatement(db, sql: "ROLLBACK") {
-                    try? rollback.execute()
+        case 1:
+            try save(rows[0], now: now)
+        case 2:
+            // One statement is atomic by itself, and SQLite builds the scratch table
+            // for the `state IN (...)` check once per statement, not once per row.
+            try database.writeWithoutTransaction { db in
+                var statement = try RawStatement(db, sql: Self.pairUpsertSQL)
+                Self.bind(rows[0], to: &statement)
+                Self.bind(rows[1], to: &statement)
+                statement.bindAt(21, now)
+                try statement.execute()
+            }
+        default:
+            try database.writeWithoutTransaction { db in
+                var begin = try RawStatement(db, sql: "BEGIN IMMEDIATE")
+                try begin.execute()
+                do {
+                    var statement = try RawStatement(db, sql: Self.singleUpsertSQL)
+                    for row in rows {
+                        Self.bind(row, to: &statement)
+                        statement.bindAt(11, now)
+                        try statement.execute()
+                    }
+                    var commit = try RawStatement(db, sql: "COMMIT")
+                    try commit.execute()
+                } catch {
+                    if db.isInsideTransaction, var rollback = try? RawStatement(db, sql: "ROLLBACK") {
+                        try? rollback.execute()
+                    }
+                    throw error
                 }
-                throw error
             }
         }
     }
 
-    private static func upsert(_ row: LedgerRow, now: Int64, _ db: Database) throws {
-        var statement = try RawStatement(db, sql: """
+    /// Inserts or updates `rows` rows: parameters ?1–?10 for the first row, ?11–?20
+    /// for the second, …, then one more for `now`.
+    private static func upsertSQL(rows: Int) -> String {
+        let values = (0..<rows).map { row in
+            "(" + (1...10).map { "?\(row * 10 + $0)" }.joined(separator: ", ") + ", ?\(rows * 10 + 1), ?\(rows * 10 + 1))"
+        }
+        return """
             INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
                                   next_attempt_at, sent_at, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?12, ?12)
+            VALUES \(values.joined(separator: ", "))
             ON CONFLICT(event_id, channel) DO UPDATE SET
                 state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
                 next_attempt_at = excluded.next_attempt_at, sent_at = excluded.sent_at,
                 fire_at = excluded.fire_at, updated_at = excluded.updated_at
-            """)
+            """
+    }
+
+    private static let singleUpsertSQL = upsertSQL(rows: 1)
+    private static let pairUpsertSQL = upsertSQL(rows: 2)
+
+    private static func upsert(_ row: LedgerRow, now: Int64, _ db: Database) throws {
+        var statement = try RawStatement(db, sql: singleUpsertSQL)
+        bind(row, to: &statement)
+        statement.bindAt(11, now)
+        try statement.execute()
+    }
+
+    /// The row's ten values, at the statement's next ten positions.
+    private static func bind(_ row: LedgerRow, to statement: inout RawStatement) {
         statement.bind(row.eventID)
         statement.bind(row.channel)
         statement.bind(row.contactID)
@@ -67,8 +105,6 @@ public final class SQLiteLedger: DeliveryLedger {
         statement.bind(row.lastError)
         statement.bind(row.nextAttemptAt)
         statement.bind(row.sentAt)
-        statement.bindAt(12, now)
-        try statement.execute()
     }
 
     public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
