@@ -77,7 +77,9 @@ extension CurlSession {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(request.timeout, 10) * 1_000))
             try easy.setSecurity(request.security)
             // An empty Expect: avoids libcurl's 100-continue wait on larger bodies.
-            try easy.set(CURLOPT_HTTPHEADER, list: request.headers.map { "\($0.name): \($0.value)" } + ["Expect:"])
+            var lines = request.headers.map { $0.name + ": " + $0.value }
+            lines.append("Expect:")
+            try easy.set(CURLOPT_HTTPHEADER, list: lines)
             easy.dropOldLists(keepingLast: 1)
             try easy.setBody(request.body, asPostFields: true)
             try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)

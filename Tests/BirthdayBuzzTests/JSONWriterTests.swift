@@ -33,6 +33,38 @@ import Testing
         }
     }
 
+    @Test func genericPayloadIsTheDocumentedObject() throws {
+        let date = try #require(LocalDate(year: 2027, month: 3, day: 15))
+        let messages = [
+            Message(kind: .reminder, id: "u1/0/2027-03-15", title: "It's \"Ann\"'s birthday", body: "Line 1\nLine 2 — ok",
+                    contact: .init(id: "u1", name: "Ann \\ O'Neil"), occurrence: date, daysUntil: 0, locale: "de-AT"),
+            Message(kind: .ask, id: "u2/ask/1", title: "Quick question", body: "", contact: nil, occurrence: nil,
+                    daysUntil: nil, recipient: .email("a@example.org")),
+            Message(id: "x", title: "", body: "\u{2028}\t"),
+        ]
+        for message in messages {
+            // The field order and escaping DESIGN §5 documents, built field by field.
+            var object = JSONObject()
+            object.add("event", message.kind.rawValue)
+            object.add("id", message.id)
+            object.add("title", message.title)
+            object.add("body", message.body)
+            if let contact = message.contact {
+                var ref = JSONObject()
+                ref.add("id", contact.id)
+                ref.add("name", contact.name)
+                object.add("contact", raw: ref.json)
+            } else {
+                object.add("contact", raw: "null")
+            }
+            object.add("occurrence", message.occurrence?.description)
+            object.add("days_until", message.daysUntil)
+            object.add("locale", message.locale)
+            if let recipient = message.recipient { object.add("to", recipient.address) }
+            #expect(GenericPayload.json(message) == object.json)
+        }
+    }
+
     @Test func objectsKeepFieldOrder() {
         var object = JSONObject()
         object.add("b", "x\"y")
