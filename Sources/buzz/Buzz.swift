@@ -25,12 +25,6 @@ struct Buzz: AsyncParsableCommand {
     static func main() async {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
-        #if canImport(Glibc)
-        // Every ledger write frees a ~60 KiB scratch b-tree (SQLite checks the
-        // `state IN (...)` constraint with one); glibc would give that memory back
-        // to the kernel after each write (madvise) and fault it in again on the next.
-        _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 32 << 20)
-        #endif
         let status: Int32
         do {
             var command = try parseAsRoot()
@@ -59,12 +53,6 @@ struct Buzz: AsyncParsableCommand {
         Foundation.exit(status)
     }
 }
-
-#if canImport(Glibc)
-/// glibc's `mallopt` (declared in <malloc.h>, which the Glibc module does not export).
-@_silgen_name("mallopt")
-private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
-#endif
 
 /// `--config`, `--data-dir`, `--now`: accepted before or after the command name.
 struct GlobalOptions: ParsableArguments {
