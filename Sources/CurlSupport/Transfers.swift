@@ -140,7 +140,20 @@ extension CurlEasy {
         try set(CURLOPT_PROTOCOLS_STR, protocols)
         try set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
+        if protocols == "http,https", !CurlEasy.httpProxyInEnvironment {
+            // libcurl looks for proxy variables (and no_proxy) on every transfer; with
+            // none set, "no proxy" said once is the same answer without the lookups.
+            try set(CURLOPT_PROXY, "")
+            try set(CURLOPT_NOPROXY, "")
+        }
         configuredProtocols = protocols
+    }
+
+    /// Whether any variable libcurl reads for an http(s) proxy is set (it ignores
+    /// upper-case HTTP_PROXY); buzz never changes its own environment.
+    static var httpProxyInEnvironment: Bool {
+        let names: [String] = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        return names.contains { getenv($0) != nil }
     }
 }
 
