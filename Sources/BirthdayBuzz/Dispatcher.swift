@@ -173,17 +173,32 @@ public final class Dispatcher: Sendable {
         }
 
         report.due = work.count
-        for (index, item) in work.enumerated() {
-            if dryRun {
+        if dryRun {
+            for item in work {
                 report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
-                continue
             }
-            if shouldStop() {
-                for rest in work[index...] { try ledger.save(rest.row, now: now) }  // state `pending`: resumed next time
-                report.due = index
-                break
+        } else {
+            // A send's outcome is committed together with the next row's claim
+            // (`sending`), before that send: one commit per send, and still at
+            // most one row whose outcome is unrecorded (the one in flight).
+            let today = planner.clock.localDate(at: now)
+            var writes: [LedgerRow] = []
+            writes.reserveCapacity(2)
+            for (index, item) in work.enumerated() {
+                if shouldStop() {
+                    writes.append(contentsOf: work[index...].map(\.row))  // state `pending`: resumed next time
+                    report.due = index
+                    break
+                }
+                var row = item.row
+                row.state = .sending
+                row.attempts += 1
+                writes.append(row)
+                try ledger.save(writes, now: now)  // before the send: a crash now means "resend with the same id"
+                writes.removeAll(keepingCapacity: true)
+                writes.append(try await deliver(item, claimed: row, today: today, now: now, report: &report))
             }
-            try await deliver(item, now: now, report: &report)
+            try ledger.save(writes, now: now)
         }
         if !dryRun {
             try ledger.setWatermark(max(now, watermark))
@@ -202,12 +217,10 @@ public final class Dispatcher: Sendable {
                             age: contact.birthday?.year.map { parts.occurrence.year - $0 }, channels: route.channels)
     }
 
-    private func deliver(_ item: Work, now: Int64, report: inout DispatchReport) async throws {
-        var row = item.row
-        row.state = .sending
-        row.attempts += 1
-        try ledger.save(row, now: now)  // before the send: a crash now means "resend with the same id"
-        let today = planner.clock.localDate(at: now)
+    /// Sends one claimed row; returns the row with its outcome, for the caller to commit.
+    private func deliver(_ item: Work, claimed: LedgerRow, today: LocalDate, now: Int64,
+                         report: inout DispatchReport) async throws -> LedgerRow {
+        var row = claimed
         let message = renderer.reminder(for: item.event, contact: item.contact,
                                         daysUntil: max(0, today.days(until: item.event.occurrence)))
         var failure: DeliveryError?
@@ -243,8 +256,8 @@ public final class Dispatcher: Sendable {
             row.nextAttemptAt = nil
             report.sent += 1
         }
-        try ledger.save(row, now: now)
         report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+        return row
     }
 
     /// When `run` should wake next after `now`: the next fire time or the next retry.

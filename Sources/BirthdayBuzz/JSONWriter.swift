@@ -1,32 +1,50 @@
 /// A minimal JSON writer that keeps fields in the order written, so the
 /// command-line JSON shapes (DESIGN §4) are stable and diffable.
+///
+/// Fields are written straight into one buffer as they are added.
 public struct JSONObject: Sendable {
-    private var fields: [(String, String)] = []
+    private var text = ""
 
     public init() {}
 
+    private mutating func key(_ key: String) {
+        if !text.isEmpty { text += "," }
+        JSONObject.appendQuoted(key, to: &text)
+        text += ":"
+    }
+
     public mutating func add(_ key: String, _ value: String?) {
-        fields.append((key, value.map(JSONObject.quote) ?? "null"))
+        self.key(key)
+        if let value { JSONObject.appendQuoted(value, to: &text) } else { text += "null" }
     }
 
     public mutating func add(_ key: String, _ value: Int?) {
-        fields.append((key, value.map { String($0) } ?? "null"))
+        self.key(key)
+        text += value.map { String($0) } ?? "null"
     }
 
     public mutating func add(_ key: String, _ value: Bool?) {
-        fields.append((key, value.map { $0 ? "true" : "false" } ?? "null"))
+        self.key(key)
+        text += value.map { $0 ? "true" : "false" } ?? "null"
     }
 
     public mutating func add(_ key: String, _ values: [String]) {
-        fields.append((key, "[" + values.map(JSONObject.quote).joined(separator: ",") + "]"))
+        self.key(key)
+        text += "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { text += "," }
+            JSONObject.appendQuoted(value, to: &text)
+        }
+        text += "]"
     }
 
     public mutating func add(_ key: String, raw json: String) {
-        fields.append((key, json))
+        self.key(key)
+        text += json
     }
 
     public var json: String {
-        "{" + fields.map { JSONObject.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        "{" + text + "}"
     }
 
     /// A JSON array of already-encoded values, one per line for readability.
@@ -36,24 +54,57 @@ public struct JSONObject: Sendable {
 
     /// JSON string literal with all control characters escaped.
     public static func quote(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+        var out = ""
+        appendQuoted(text, to: &out)
+        return out
+    }
+
+    /// Appends `text` as a JSON string literal: control characters, U+2028 and
+    /// U+2029 escaped (as `\uXXXX` unless they have a short form).
+    public static func appendQuoted(_ text: String, to out: inout String) {
+        out += "\""
+        var text = text
+        let escaped = text.withUTF8 { bytes -> Bool in
+            // Runs of bytes that need no escape go in whole; 0xE2 starts U+2028/U+2029.
+            var start = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                var escape: String?
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    switch byte {
+                    case 0x22: escape = "\\\""
+                    case 0x5C: escape = "\\\\"
+                    case 0x0A: escape = "\\n"
+                    case 0x0D: escape = "\\r"
+                    case 0x09: escape = "\\t"
+                    default: escape = hexEscape(UInt32(byte))
+                    }
+                } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 {
+                    escape = bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029"
                 }
+                guard let escape else {
+                    index += 1
+                    continue
+                }
+                if start < index { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) }
+                out += escape
+                index += byte == 0xE2 ? 3 : 1
+                start = index
             }
+            guard start > 0 else { return false }
+            if start < bytes.count {
+                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+            }
+            return true
         }
-        return out + "\""
+        if !escaped { out += text }
+        out += "\""
+    }
+
+    private static func hexEscape(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 }

@@ -54,6 +54,9 @@ public protocol DeliveryLedger: Sendable {
     func row(eventID: String, channel: String) throws -> LedgerRow?
     /// Inserts or replaces the row for (eventID, channel).
     func save(_ row: LedgerRow, now: Int64) throws
+    /// Saves `rows` in order, all in one transaction: a send's outcome together
+    /// with the claim (`sending`) of the next one, so a pass commits once per send.
+    func save(_ rows: [LedgerRow], now: Int64) throws
     /// `eventID + "\u{0}" + channel` of every row whose event fired in `(after, upTo]`:
     /// one query instead of a lookup per due event.
     func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String>
@@ -67,6 +70,13 @@ public protocol DeliveryLedger: Sendable {
     /// Deletes rows whose event fired before `cutoff`; returns how many.
     @discardableResult
     func prune(firedBefore cutoff: Int64) throws -> Int
+}
+
+extension DeliveryLedger {
+    /// Row by row (fine for ledgers where each save is cheap).
+    public func save(_ rows: [LedgerRow], now: Int64) throws {
+        for row in rows { try save(row, now: now) }
+    }
 }
 
 extension PlannedEvent {

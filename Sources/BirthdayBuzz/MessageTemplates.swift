@@ -60,10 +60,17 @@ public struct MessageTemplates: Sendable {
         let title: MustacheTemplate
         let body: MustacheTemplate
         let file: String
+        /// `name` and `first_name` appear only as plain `{{name}}` tags (no sections,
+        /// transforms or dotted names, no set-delimiter tags): the text around them
+        /// does not depend on them, so it can be rendered once and reused.
+        let namesArePlain: Bool
     }
 
     /// By `"<canonical locale>/<kind>"`, e.g. `"de-AT/reminder"`.
     private let templates: [String: Compiled]
+
+    /// Reminder texts rendered once per (locale, days, age, date), with the names left as holes.
+    private let reminderTexts = ReminderTextCache()
 
     /// The locale every lookup ends with; it must exist for every kind.
     static let lastResort = "en"
@@ -126,20 +133,56 @@ public struct MessageTemplates: Sendable {
     /// language, then English. `age` is the age reached on that birthday, when known.
     public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
                                date: LocalDate, locale: String) -> (title: String, body: String, locale: String) {
+        let first = Self.nonBlank(firstName) ?? name
+        let shownName = Self.nonBlank(name) ?? first
+        // A batch of reminders differs mostly in the names: the rest of the text
+        // comes from a cache, rendered once with holes where the names go.
+        let key = ReminderTextCache.Key(locale: locale, daysUntil: daysUntil, age: age, date: date)
+        if let text = reminderTexts.entries.withLock({ $0[key] }) {
+            return Self.finish(text, name: shownName, firstName: first, fallbackTitle: name)
+        }
+        let used = resolvedLocale(kind: .reminder, preferred: [locale])
+        let dateText = Self.format(date, locale: Self.dateLocale(requested: locale, used: used))
+        guard let compiled = templates["\(used)/\(Kind.reminder.rawValue)"], compiled.namesArePlain,
+              !ReminderTextCache.containsHole(dateText) else {
+            return renderReminderUncached(name: name, firstName: firstName, daysUntil: daysUntil, age: age,
+                                          date: date, locale: locale)
+        }
+        let holes = Self.reminderValues(name: ReminderTextCache.nameHole, firstName: ReminderTextCache.firstNameHole,
+                                        daysUntil: daysUntil, age: age, date: dateText)
+        let text = ReminderTextCache.Text(title: ReminderTextCache.pieces(compiled.title.render(holes)),
+                                          body: ReminderTextCache.pieces(compiled.body.render(holes)), locale: used)
+        reminderTexts.entries.withLock { cache in
+            if cache.count > 4_096 { cache.removeAll() }
+            cache[key] = text
+        }
+        return Self.finish(text, name: shownName, firstName: first, fallbackTitle: name)
+    }
+
+    /// `renderReminder` without the cache: every value through Mustache.
+    func renderReminderUncached(name: String, firstName: String, daysUntil: Int, age: Int?,
+                                date: LocalDate, locale: String) -> (title: String, body: String, locale: String) {
         let used = resolvedLocale(kind: .reminder, preferred: [locale])
         let first = Self.nonBlank(firstName) ?? name
+        let values = Self.reminderValues(name: Self.nonBlank(name) ?? first, firstName: first, daysUntil: daysUntil, age: age,
+                                         date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)))
+        return render(.reminder, locale: used, values: values, fallbackTitle: name)
+    }
+
+    private static func reminderValues(name: String, firstName: String, daysUntil: Int, age: Int?,
+                                       date: String) -> [String: Any] {
         var values: [String: Any] = [
-            "name": Self.nonBlank(name) ?? first,
-            "first_name": first,
+            "name": name,
+            "first_name": firstName,
             "days_until": daysUntil,
-            "date": Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
+            "date": date,
             "today": daysUntil == 0,
             "tomorrow": daysUntil == 1,
             "later": daysUntil > 1,
             "has_age": age != nil,
         ]
         if let age { values["age"] = age }
-        return render(.reminder, locale: used, values: values, fallbackTitle: name)
+        return values
     }
 
     /// Renders an ask to a contact in the first of `locales` that has a template (each with
@@ -168,8 +211,122 @@ public struct MessageTemplates: Sendable {
         return (title.isEmpty ? fallbackTitle : title, body, locale)
     }
 
+    /// The names put into a cached text, then the same clean-up as `render`.
+    private static func finish(_ text: ReminderTextCache.Text, name: String, firstName: String,
+                               fallbackTitle: String) -> (title: String, body: String, locale: String) {
+        let title = VCardText.singleLine(ReminderTextCache.assemble(text.title, name: name, firstName: firstName))
+        var body = ReminderTextCache.assemble(text.body, name: name, firstName: firstName)
+        while let last = body.last, last.isWhitespace { body.removeLast() }
+        return (title.isEmpty ? fallbackTitle : title, body, text.locale)
+    }
+
     private static func nonBlank(_ text: String) -> String? {
         text.allSatisfy(\.isWhitespace) ? nil : text
+    }
+}
+
+/// Rendered reminder texts with holes where `name` and `first_name` go.
+///
+/// A hole is a private-use scalar rendered in the name's place; templates
+/// containing one, or using the names other than as plain tags, are never cached.
+final class ReminderTextCache: Sendable {
+    struct Key: Hashable, Sendable {
+        let locale: String
+        let daysUntil: Int
+        let age: Int?
+        let date: LocalDate
+    }
+
+    enum Piece: Sendable, Equatable {
+        case text(String)
+        case name
+        case firstName
+    }
+
+    struct Text: Sendable {
+        let title: [Piece]
+        let body: [Piece]
+        let locale: String
+    }
+
+    let entries = Mutex<[Key: Text]>([:])
+
+    static let nameHole = "\u{E000}"
+    static let firstNameHole = "\u{E001}"
+
+    static func containsHole(_ text: some StringProtocol) -> Bool {
+        text.unicodeScalars.contains { $0 == "\u{E000}" || $0 == "\u{E001}" }
+    }
+
+    /// Splits a text rendered with holes into text and holes.
+    static func pieces(_ rendered: String) -> [Piece] {
+        var pieces: [Piece] = []
+        var start = rendered.startIndex
+        var index = start
+        while index < rendered.endIndex {
+            let scalar = rendered.unicodeScalars[index]
+            let hole: Piece? = scalar == "\u{E000}" ? .name : scalar == "\u{E001}" ? .firstName : nil
+            let next = rendered.unicodeScalars.index(after: index)
+            if let hole {
+                if start < index { pieces.append(.text(String(rendered.unicodeScalars[start..<index]))) }
+                pieces.append(hole)
+                start = next
+            }
+            index = next
+        }
+        if start < rendered.endIndex { pieces.append(.text(String(rendered.unicodeScalars[start...]))) }
+        return pieces
+    }
+
+    static func assemble(_ pieces: [Piece], name: String, firstName: String) -> String {
+        var out = ""
+        var count = 0
+        for piece in pieces {
+            switch piece {
+            case .text(let text): count += text.utf8.count
+            case .name: count += name.utf8.count
+            case .firstName: count += firstName.utf8.count
+            }
+        }
+        out.reserveCapacity(count)
+        for piece in pieces {
+            switch piece {
+            case .text(let text): out += text
+            case .name: out += name
+            case .firstName: out += firstName
+            }
+        }
+        return out
+    }
+
+    /// True when `name` and `first_name` occur only as plain variable tags
+    /// (`{{name}}`, `{{{name}}}`, `{{& name}}`) and nothing else depends on them:
+    /// no `.` or transforms anywhere, no set-delimiter tags, no holes in the text.
+    static func namesArePlain(in text: String) -> Bool {
+        if containsHole(text) { return false }
+        let names: Set<Substring> = ["name", "first_name"]
+        var rest = Substring(text)
+        while let open = rest.range(of: "{{") {
+            let triple = rest[open.upperBound...].first == "{"
+            let inner = rest[(triple ? rest.index(after: open.upperBound) : open.upperBound)...]
+            guard let close = inner.range(of: triple ? "}}}" : "}}") else { return false }
+            var content = Substring(inner[..<close.lowerBound].trimmingWhitespace())
+            rest = inner[close.upperBound...]
+            var plain = true
+            if !triple, let sigil = content.first, "#^/!>=<$%&".contains(sigil) {
+                switch sigil {
+                case "!", "%": continue
+                case "=": return false
+                case "&": break
+                default: plain = false
+                }
+                content = Substring(content.dropFirst().trimmingWhitespace())
+            }
+            if content.contains("(") || content.first == "." { return false }
+            let root = content.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            if names.contains(root), !plain || content.contains(".") { return false }
+        }
+        return true
     }
 }
 
@@ -357,7 +514,9 @@ extension MessageTemplates {
         try checkTags(body, firstLine: 3, kind: kind, file: file)
         return Compiled(title: try mustache(title, firstLine: 1, file: file),
                         body: try mustache(body, firstLine: 3, file: file),
-                        file: file)
+                        file: file,
+                        namesArePlain: ReminderTextCache.namesArePlain(in: title)
+                            && ReminderTextCache.namesArePlain(in: body))
     }
 
     /// Compiles as plain text (no HTML escaping); parser positions are mapped back to the file.

@@ -195,12 +195,25 @@ final class CurlEasy {
     }
 
     fileprivate func receivedHeader(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") { responseHeaders.removeAll() }  // a new response (after 100-continue)
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        responseHeaders.append((name, value))
+        if bytes.starts(with: "HTTP/".utf8) { responseHeaders.removeAll(keepingCapacity: true) }  // a new response (after 100-continue)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        responseHeaders.append((CurlEasy.trimmed(bytes[..<colon], newlines: false),
+                                CurlEasy.trimmed(bytes[(colon + 1)...], newlines: true)))
+    }
+
+    /// The bytes as text without surrounding white space (and line ends, with `newlines`):
+    /// ASCII trimmed here, anything else left to Foundation.
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>, newlines: Bool) -> String {
+        func isSpace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || (newlines && (0x0A...0x0D).contains(byte))
+        }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        if start < end, bytes[start] < 0x80, bytes[end - 1] < 0x80 { return text }
+        return text.trimmingCharacters(in: newlines ? .whitespacesAndNewlines : .whitespaces)
     }
 
     fileprivate func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {

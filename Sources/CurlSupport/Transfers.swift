@@ -77,7 +77,9 @@ extension CurlSession {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(request.timeout, 10) * 1_000))
             try easy.setSecurity(request.security)
             // An empty Expect: avoids libcurl's 100-continue wait on larger bodies.
-            try easy.set(CURLOPT_HTTPHEADER, list: request.headers.map { "\($0.name): \($0.value)" } + ["Expect:"])
+            var lines = request.headers.map { $0.name + ": " + $0.value }
+            lines.append("Expect:")
+            try easy.set(CURLOPT_HTTPHEADER, list: lines)
             easy.dropOldLists(keepingLast: 1)
             try easy.setBody(request.body, asPostFields: true)
             try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
@@ -138,7 +140,20 @@ extension CurlEasy {
         try set(CURLOPT_PROTOCOLS_STR, protocols)
         try set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
+        if protocols == "http,https", !CurlEasy.httpProxyInEnvironment {
+            // libcurl looks for proxy variables (and no_proxy) on every transfer; with
+            // none set, "no proxy" said once is the same answer without the lookups.
+            try set(CURLOPT_PROXY, "")
+            try set(CURLOPT_NOPROXY, "")
+        }
         configuredProtocols = protocols
+    }
+
+    /// Whether any variable libcurl reads for an http(s) proxy is set (it ignores
+    /// upper-case HTTP_PROXY); buzz never changes its own environment.
+    static var httpProxyInEnvironment: Bool {
+        let names: [String] = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        return names.contains { getenv($0) != nil }
     }
 }
 

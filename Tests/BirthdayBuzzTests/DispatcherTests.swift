@@ -52,6 +52,24 @@ import Testing
         #expect(rig.ledger.history.prefix(2).map(\.state) == [.sending, .sent])
     }
 
+    @Test func eachOutcomeIsCommittedWithTheNextClaim() async throws {
+        let rig = Rig(try Self.config())
+        let people = (0..<3).map { PlanningContact(id: "p\($0)", name: "P\($0)", birthday: Birthday(month: 3, day: 15), includedAt: 0) }
+        _ = try await rig.pass(people, "2027-03-15T08:00")
+        let report = try await rig.pass(people, "2027-03-15T09:00")
+        #expect(report.sent == 3)
+        // InMemoryLedger saves a batch row by row: claim p0; p0 sent + claim p1; p1 sent + claim p2; p2 sent.
+        #expect(rig.ledger.history.map { "\($0.eventID.prefix(2)) \($0.state)" }
+                == ["p0 sending", "p0 sent", "p1 sending", "p1 sent", "p2 sending", "p2 sent"])
+        #expect(rig.ledger.history.allSatisfy { $0.state != .sending || $0.attempts == 1 })
+        // Never two rows `sending` at once: the one in flight is the only one a crash can repeat.
+        var sending: Set<String> = []
+        for row in rig.ledger.history {
+            if row.state == .sending { sending.insert(row.eventID) } else { sending.remove(row.eventID) }
+            #expect(sending.count <= 1)
+        }
+    }
+
     @Test func freshDataDirSendsNoBacklog() async throws {
         let rig = Rig(try Self.config())
         // First ever run on Jan 1 at 10:00: the Dec 31 day-before reminder (09:00) is a day late.

@@ -192,6 +192,52 @@ import Testing
         #expect(MessageTemplates.lookupChain(["zh-Hant-TW", "en-GB"]) == ["zh-Hant-TW", "zh-Hant", "zh", "en-GB", "en"])
     }
 
+    // MARK: Cached texts
+
+    /// Names that would show a wrong hole, escape or trim if the cache got them wrong.
+    static let trickyNames: [(String, String)] = [
+        ("Anna Smith", "Anna"), ("O'Brien \"Bob\"", ""), ("  ", "Zoë"), ("Line\nBreak", "Line"),
+        ("{{name}}", "{{first_name}}"), ("Émile\u{E000}", "\u{E001}"), ("Trailing  ", "  "), ("", ""),
+    ]
+
+    @Test func cachedTextsMatchAFullRender() throws {
+        let overrides = [
+            "en/reminder.mustache": "{{#today}}{{{name}}} today{{/today}}{{^today}}{{& first_name}} later{{/today}}\n\n{{name}}, {{date}}, {{age}} {{! name }}\n",
+            "de/reminder.mustache": "{{#name}}Hallo {{.}}{{/name}}\n\n{{first_name}} am {{date}}\n",
+            "fr/reminder.mustache": "{{uppercased(name)}}\n\n{{first_name}}\n",
+        ]
+        try Self.withTempFolder(overrides) { root in
+            for folder in [nil, root] {
+                let templates = try MessageTemplates(overrideDirectory: folder)
+                let date = try Self.monday()
+                for locale in Self.shippedLocales + ["de-AT", "xx"] {
+                    for days in [0, 1, 5] {
+                        for age in [nil, 37] as [Int?] {
+                            for (name, first) in Self.trickyNames {
+                                let cached = templates.renderReminder(name: name, firstName: first, daysUntil: days, age: age,
+                                                                      date: date, locale: locale)
+                                let full = templates.renderReminderUncached(name: name, firstName: first, daysUntil: days,
+                                                                            age: age, date: date, locale: locale)
+                                #expect(cached == full, "\(locale) \(days) \(String(describing: age)) \(name)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func onlyPlainNameTagsAreCached() {
+        for text in ["{{name}} {{first_name}}", "{{{name}}} {{& first_name}}", "{{#today}}{{ name }}{{/today}}",
+                     "{{! name }}{{^has_age}}{{first_name}}{{/has_age}}", "{{date}} {{age}}"] {
+            #expect(ReminderTextCache.namesArePlain(in: text), "\(text)")
+        }
+        for text in ["{{#name}}x{{/name}}", "{{^first_name}}x{{/first_name}}", "{{uppercased(name)}}", "{{name.count}}",
+                     "{{.}}", "{{=<% %>=}}<%name%>", "{{name}}\u{E000}", "{{lowercased(date)}}", "{{name"] {
+            #expect(!ReminderTextCache.namesArePlain(in: text), "\(text)")
+        }
+    }
+
     // MARK: Plain text
 
     @Test func valuesStayLiteral() throws {

@@ -55,6 +55,28 @@ import Testing
         #expect(unknown.stderr.contains("nowhere"))
     }
 
+    /// Webhooks go through the proxy the environment names (libcurl's variables), and
+    /// straight to the server without one.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func webhooksHonourTheProxyEnvironment() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let proxy = HTTPSink()
+        let proxyBase = try await proxy.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[channels.hook]\ntype = \"webhook\"\nurl = \"\(base.absoluteString)/hook\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let proxied = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false,
+                                            environment: ["http_proxy": proxyBase.absoluteString])
+        #expect(proxied.status == 0, "\(proxied)")
+        #expect(try await proxy.requests().map(\.path) == [base.absoluteString + "/hook"])  // absolute form: a proxy request
+        #expect(try await sink.requests().isEmpty)
+        let direct = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
+        #expect(direct.status == 0, "\(direct)")
+        #expect(try await sink.requests().map(\.path) == ["/hook"])
+        #expect(try await proxy.requests().count == 1)
+    }
+
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
     func sendThroughSMTPWithStartTLS() async throws {
         let sink = SMTPSink()

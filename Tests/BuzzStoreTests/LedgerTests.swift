@@ -32,6 +32,57 @@ import Testing
         #expect(try ledger.row(eventID: "a/1/2027-03-15", channel: "other") == nil)
     }
 
+    @Test func aBatchIsOneTransaction() throws {
+        let (database, directory) = try Self.database()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ledger = SQLiteLedger(database)
+        var sent = LedgerRow(eventID: "a/0/2027-03-15", channel: "hook", contactID: "a", state: .sending, fireAt: 100, attempts: 1)
+        try ledger.save(sent, now: 100)
+        sent.state = .sent
+        sent.sentAt = 101
+        let next = LedgerRow(eventID: "b/0/2027-03-15", channel: "hook", contactID: "b", state: .sending, fireAt: 100, attempts: 1)
+        try ledger.save([sent, next], now: 101)
+        #expect(try ledger.row(eventID: "a/0/2027-03-15", channel: "hook") == sent)
+        #expect(try ledger.unfinished() == [next])
+        // A batch that fails part-way writes nothing (a trigger refuses its second row).
+        let pending = LedgerRow(eventID: "c/0/2027-03-15", channel: "hook", contactID: "c", state: .pending, fireAt: 100)
+        try database.writeWithoutTransaction { db in
+            var trigger = try RawStatement(db, sql: """
+                CREATE TEMP TRIGGER refuse BEFORE INSERT ON delivery WHEN NEW.event_id = 'bad'
+                BEGIN SELECT RAISE(ABORT, 'refused'); END
+                """)
+            try trigger.execute()
+        }
+        let bad = LedgerRow(eventID: "bad", channel: "hook", contactID: "x", state: .pending, fireAt: 100)
+        #expect(throws: StoreError.self) { try ledger.save([pending, bad], now: 102) }
+        #expect(try ledger.row(eventID: "c/0/2027-03-15", channel: "hook") == nil)
+        try ledger.save([pending, next], now: 103)  // the connection is usable again, outside any transaction
+        #expect(try ledger.unfinished().map(\.eventID) == ["b/0/2027-03-15", "c/0/2027-03-15"])
+    }
+
+    @Test func theDeliveryLedgerSkipsOnlyTheChecks() throws {
+        let (database, directory) = try Self.database()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func insertBadState() throws {
+            try database.writeWithoutTransaction { db in
+                var statement = try RawStatement(db, sql: """
+                    INSERT INTO delivery (event_id, channel, contact_id, state, fire_at, created_at, updated_at)
+                    VALUES ('bad', 'c', 'x', 'bogus', 1, 1, 1)
+                    """)
+                try statement.execute()
+            }
+        }
+        #expect(throws: (any Error).self) { try insertBadState() }  // the schema's CHECK, by default
+        let ledger = try SQLiteLedger.forDelivery(database)
+        try insertBadState()  // what the delivery connection no longer checks (Swift enums are all it binds)
+        let sent = LedgerRow(eventID: "a/0/2027-03-15", channel: "hook", contactID: "a", state: .sent, fireAt: 100,
+                             attempts: 1, sentAt: 100)
+        let next = LedgerRow(eventID: "b/0/2027-03-15", channel: "hook", contactID: "b", state: .sending, fireAt: 100, attempts: 1)
+        try ledger.save([sent, next], now: 100)
+        #expect(try ledger.row(eventID: "a/0/2027-03-15", channel: "hook") == sent)
+        #expect(try ledger.unfinished() == [next])
+    }
+
     @Test func watermarkPersists() throws {
         let (database, directory) = try Self.database()
         defer { try? FileManager.default.removeItem(atPath: directory) }
