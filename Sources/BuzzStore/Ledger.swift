@@ -12,17 +12,6 @@ public final class SQLiteLedger: DeliveryLedger {
         self.database = database
     }
 
-    /// A ledger for the delivery loop (`tick`, `run`): the connection stops checking
-    /// the schema's CHECK constraints. They only restate `DeliveryState` and
-    /// `Message.Kind`, whose raw values are all this class ever binds, and SQLite
-    /// checks `state IN (…)` by building a scratch b-tree on every write (~10 µs of
-    /// a delivery's ~100). Applies to the whole connection: use it only in processes
-    /// that write nothing else with a CHECK (`contact.decision`).
-    public static func forDelivery(_ database: BuzzDatabase) throws -> SQLiteLedger {
-        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA ignore_check_constraints = ON") }
-        return SQLiteLedger(database)
-    }
-
     private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .ask: "ask", .message: "reminder"]
 
     public func row(eventID: String, channel: String) throws -> LedgerRow? {

@@ -27,7 +27,7 @@ final class DispatchWiring: Sendable {
         let channelWiring = wiring
         dispatcher = Dispatcher(
             config: config, planner: Planner(config: config, defaultChannels: context.defaultChannels),
-            ledger: try SQLiteLedger.forDelivery(store), renderer: renderer,
+            ledger: SQLiteLedger(store), renderer: renderer,
             channel: { name in
                 built.entries.withLock { cache in
                     if let existing = cache[name] { return existing }

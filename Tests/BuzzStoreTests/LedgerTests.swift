@@ -60,29 +60,6 @@ import Testing
         #expect(try ledger.unfinished().map(\.eventID) == ["b/0/2027-03-15", "c/0/2027-03-15"])
     }
 
-    @Test func theDeliveryLedgerSkipsOnlyTheChecks() throws {
-        let (database, directory) = try Self.database()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        func insertBadState() throws {
-            try database.writeWithoutTransaction { db in
-                var statement = try RawStatement(db, sql: """
-                    INSERT INTO delivery (event_id, channel, contact_id, state, fire_at, created_at, updated_at)
-                    VALUES ('bad', 'c', 'x', 'bogus', 1, 1, 1)
-                    """)
-                try statement.execute()
-            }
-        }
-        #expect(throws: (any Error).self) { try insertBadState() }  // the schema's CHECK, by default
-        let ledger = try SQLiteLedger.forDelivery(database)
-        try insertBadState()  // what the delivery connection no longer checks (Swift enums are all it binds)
-        let sent = LedgerRow(eventID: "a/0/2027-03-15", channel: "hook", contactID: "a", state: .sent, fireAt: 100,
-                             attempts: 1, sentAt: 100)
-        let next = LedgerRow(eventID: "b/0/2027-03-15", channel: "hook", contactID: "b", state: .sending, fireAt: 100, attempts: 1)
-        try ledger.save([sent, next], now: 100)
-        #expect(try ledger.row(eventID: "a/0/2027-03-15", channel: "hook") == sent)
-        #expect(try ledger.unfinished() == [next])
-    }
-
     @Test func watermarkPersists() throws {
         let (database, directory) = try Self.database()
         defer { try? FileManager.default.removeItem(atPath: directory) }
