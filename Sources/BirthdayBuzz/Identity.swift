@@ -17,31 +17,42 @@ public enum ContactIdentity {
     /// A name lowercased with runs of white space collapsed to one space and trimmed.
     public static func normalizedName(_ name: String) -> String {
         // Lowercase (ASCII by hand, the rest through the standard library), then
-        // collapse ASCII white space and NO-BREAK SPACE in one pass over the bytes.
-        let isASCII = name.utf8.allSatisfy { $0 < 0x80 }
-        let lowered = isASCII ? name : name.lowercased()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(lowered.utf8.count)
-        var pendingC2 = false
-        for byte in lowered.utf8 {
-            if pendingC2 {
-                pendingC2 = false
-                if byte == 0xA0 {
-                    if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
-                    continue
+        // collapse ASCII white space and NO-BREAK SPACE in one pass over the bytes,
+        // written straight into the result (no intermediate array).
+        var source = name
+        let isASCII = source.withUTF8 { bytes in
+            var or: UInt8 = 0
+            for byte in bytes { or |= byte }
+            return or < 0x80
+        }
+        if !isASCII { source = name.lowercased() }
+        let capacity = source.utf8.count
+        return source.withUTF8 { input in
+            String(unsafeUninitializedCapacity: capacity) { out in
+                var count = 0
+                var pendingC2 = false
+                for byte in input {
+                    if pendingC2 {
+                        pendingC2 = false
+                        if byte == 0xA0 {
+                            if count > 0, out[count - 1] != 0x20 { out[count] = 0x20; count += 1 }
+                            continue
+                        }
+                        out[count] = 0xC2; count += 1
+                    }
+                    if byte == 0xC2 { pendingC2 = true; continue }
+                    if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                        if count > 0, out[count - 1] != 0x20 { out[count] = 0x20; count += 1 }
+                    } else {
+                        out[count] = isASCII && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+                        count += 1
+                    }
                 }
-                bytes.append(0xC2)
-            }
-            if byte == 0xC2 { pendingC2 = true; continue }
-            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
-                if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
-            } else {
-                bytes.append(isASCII && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+                if pendingC2 { out[count] = 0xC2; count += 1 }
+                if count > 0, out[count - 1] == 0x20 { count -= 1 }
+                return count
             }
         }
-        if pendingC2 { bytes.append(0xC2) }
-        if bytes.last == 0x20 { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The name shown for a card with neither FN nor N.

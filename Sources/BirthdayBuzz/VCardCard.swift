@@ -155,7 +155,7 @@ public enum VCardText {
         let charset = property.parameter("CHARSET")?.uppercased() ?? "UTF-8"
         switch charset {
         case "UTF-8", "UTF8", "US-ASCII", "ASCII":
-            if let text = String(validating: bytes, as: UTF8.self) { return text }
+            if let text = validUTF8(bytes) { return text }
             return String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
         case "ISO-8859-1", "LATIN1", "ISO8859-1":
             return String(data: Data(bytes), encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
@@ -166,8 +166,23 @@ public enum VCardText {
         case "UTF-16", "UTF-16LE", "UTF-16BE":
             return String(data: Data(bytes), encoding: .utf16) ?? String(decoding: bytes, as: UTF8.self)
         default:
-            return String(validating: bytes, as: UTF8.self)
+            return validUTF8(bytes)
                 ?? String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// The bytes as text if they are valid UTF-8, else nil: what
+    /// `String(validating:as:)` answers, without its generic (unspecialized,
+    /// several times slower) code path. A repaired decoding always differs
+    /// from its input, so equal bytes mean the input was valid.
+    static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { input -> String? in
+            var text = String(decoding: input, as: UTF8.self)
+            guard text.utf8.count == input.count else { return nil }
+            let same = text.withUTF8 { output in
+                output.count == 0 || memcmp(output.baseAddress!, input.baseAddress!, output.count) == 0
+            }
+            return same ? text : nil
         }
     }
 
@@ -204,7 +219,10 @@ public enum VCardText {
 
     /// `\n` `\N` → newline; `\,` `\;` `\:` `\\` → the character.
     static func unescape(_ text: String) -> String {
-        guard text.utf8.contains(0x5C) else { return text }
+        let hasBackslash = text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count > 0 && memchr(bytes.baseAddress!, 0x5C, bytes.count) != nil
+        } ?? text.utf8.contains(0x5C)
+        guard hasBackslash else { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         var escaped = false
@@ -228,15 +246,17 @@ public enum VCardText {
     static func singleLine(_ text: String) -> String {
         // Fast path: nothing to change (no control bytes, C1 controls or separators,
         // no leading, trailing or doubled spaces).
-        var needsWork = false
-        var previous: UInt8 = 0x20
-        for byte in text.utf8 {
-            if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
-                needsWork = true
-                break
+        func scan<S: Sequence<UInt8>>(_ bytes: S) -> (needsWork: Bool, previous: UInt8) {
+            var previous: UInt8 = 0x20
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
+                    return (true, previous)
+                }
+                previous = byte
             }
-            previous = byte
+            return (false, previous)
         }
+        let (needsWork, previous) = text.utf8.withContiguousStorageIfAvailable(scan) ?? scan(text.utf8)
         if !needsWork, previous != 0x20 { return text }
         var out = ""
         var lastWasSpace = true

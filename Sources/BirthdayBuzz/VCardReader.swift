@@ -216,26 +216,35 @@ struct RawProperty {
         for (name, value) in parameters {
             if name == "PREF" { flags.preferred = true; continue }
             guard name == "TYPE" else { continue }
-            for item in value.utf8.split(separator: 0x2C) {
-                switch item.count {
-                case 4:
-                    if matchesUpper(item, "CELL") { flags.cell = true }
-                    else if matchesUpper(item, "HOME") { flags.home = true }
-                    else if matchesUpper(item, "WORK") { flags.work = true }
-                    else if matchesUpper(item, "PREF") { flags.preferred = true }
-                case 6:
-                    if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
-                default:
-                    break
+            // The comma-separated items, read in place (no array of slices).
+            func scan<C: Collection<UInt8>>(_ bytes: C) where C.Index == Int {
+                var start = bytes.startIndex
+                while start < bytes.endIndex {
+                    var end = start
+                    while end < bytes.endIndex, bytes[end] != 0x2C { end += 1 }
+                    let item = bytes[start..<end]
+                    switch item.count {
+                    case 4:
+                        if matchesUpper(item, "CELL") { flags.cell = true }
+                        else if matchesUpper(item, "HOME") { flags.home = true }
+                        else if matchesUpper(item, "WORK") { flags.work = true }
+                        else if matchesUpper(item, "PREF") { flags.preferred = true }
+                    case 6:
+                        if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
+                    default:
+                        break
+                    }
+                    start = end + 1
                 }
             }
+            if value.utf8.withContiguousStorageIfAvailable({ scan($0) }) == nil { scan(Array(value.utf8)) }
         }
         return flags
     }
 
     var isPreferred: Bool { typeFlags.preferred }
 
-    private func matchesUpper(_ bytes: Substring.UTF8View.SubSequence, _ word: StaticString) -> Bool {
+    private func matchesUpper<C: Collection<UInt8>>(_ bytes: C, _ word: StaticString) -> Bool {
         var index = 0
         let pointer = word.utf8Start
         for byte in bytes {

@@ -49,6 +49,13 @@ public final class ImportSession {
             existing[id] = (rowSource, row[2])
             if rowSource == source, !hasUID { unmatchedByName[normName, default: []].append(id) }
         }
+        seen.reserveCapacity(existing.count)
+    }
+
+    /// Makes room for about `count` cards up front, so the set of ids read is
+    /// not rehashed again and again while a large source streams in.
+    public func expectCards(_ count: Int) {
+        seen.reserveCapacity(count)
     }
 
     /// Adds one entry of the stream.
@@ -235,9 +242,14 @@ struct FNV1a {
     private(set) var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
     mutating func add(_ text: String) {
-        for byte in text.utf8 {
-            state ^= UInt64(byte)
-            state &*= 0x100_0000_01b3
+        var text = text
+        state = text.withUTF8 { bytes in
+            var state = self.state
+            for byte in bytes {
+                state ^= UInt64(byte)
+                state &*= 0x100_0000_01b3
+            }
+            return state
         }
         state ^= 0xFF
         state &*= 0x100_0000_01b3

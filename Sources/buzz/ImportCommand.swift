@@ -35,6 +35,8 @@ struct ImportCommand: ParsableCommand {
             try store.importSources(sources.map(\.identifier), prune: prune, now: context.now,
                                     includeByDefault: context.config.contacts.includeByDefault) { identifier, session in
                 guard let source = sources.first(where: { $0.identifier == identifier }) else { return }
+                // A card is a few hundred bytes; the cap bounds the guess for photo-laden files.
+                session.expectCards(min(source.totalBytes / 256, 1 << 18))
                 // Two cores, two stages: a thread reads, parses and prepares cards
                 // while this one writes them to the database.
                 let pipe = EntryPipe()
