@@ -376,7 +376,7 @@ struct LogicalLine {
     /// Splits the assembled line into parameters and value.
     func property() -> RawProperty {
         let colon = self.colon ?? bytes.count
-        var parameters: [(String, String)] = []
+        var parameters: [(name: String, value: String)] = []
         // Parameters start after the name (first ';' before the colon).
         var index = 0
         while index < colon, bytes[index] != 0x3B { index += 1 }

@@ -164,8 +164,10 @@ public final class ImportSession {
 
 /// A card's column values for one source, and a hash of them to tell
 /// "unchanged" cheaply. Built wherever is convenient (the import builds them
-/// on its parsing thread) and handed to `ImportSession.add(_:)`.
-public struct PreparedCard: Sendable {
+/// on its parsing thread) and handed to `ImportSession.add(_:)`. A class, so
+/// handing it from thread to thread and batch to batch is one reference count,
+/// not one per string it holds.
+public final class PreparedCard: Sendable {
     let source: String
     public let card: ContactCard
     let normName: String

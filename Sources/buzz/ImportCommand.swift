@@ -45,10 +45,10 @@ struct ImportCommand: ParsableCommand {
                 do {
                     while let (items, bytes) = try pipe.take() {
                         for item in items {
-                            switch item.entry {
-                            case .card(_, let cardProblems):
+                            switch item.payload {
+                            case .card(let prepared, let cardProblems):
                                 for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
-                                if let prepared = item.prepared { try session.add(prepared) } else { try session.add(item.entry) }
+                                try session.add(prepared)
                             case .skipped(let problem):
                                 printWarning("\(item.file): \(problem); skipped")
                                 session.skip(problem)
@@ -187,9 +187,12 @@ struct ContactSource {
         batch.reserveCapacity(EntryPipe.batchSize)
         do {
             try read(bytesRead: { bytes += $0 }) { file, entry in
-                var prepared: PreparedCard?
-                if case .card(let card, _) = entry { prepared = PreparedCard(card, source: identifier) }
-                batch.append(EntryPipe.Item(file: file, entry: entry, prepared: prepared))
+                switch entry {
+                case .card(let card, let problems):
+                    batch.append(EntryPipe.Item(file: file, payload: .card(PreparedCard(card, source: identifier), problems: problems)))
+                case .skipped(let problem):
+                    batch.append(EntryPipe.Item(file: file, payload: .skipped(problem)))
+                }
                 if batch.count == EntryPipe.batchSize {
                     guard pipe.put(batch, bytes: bytes) else { throw CancellationError() }
                     batch.removeAll(keepingCapacity: true)
@@ -265,9 +268,15 @@ struct ContactSource {
 /// `condition` is locked.
 final class EntryPipe: @unchecked Sendable {
     struct Item: Sendable {
+        enum Payload: Sendable {
+            /// A card, prepared for the store on the reading thread, and the
+            /// problems that did not stop it.
+            case card(PreparedCard, problems: [CardProblem])
+            case skipped(CardProblem)
+        }
+
         var file: String
-        var entry: ImportEntry
-        var prepared: PreparedCard?
+        var payload: Payload
     }
 
     static let batchSize = 256
