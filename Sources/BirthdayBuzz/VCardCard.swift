@@ -74,13 +74,13 @@ struct CardBuilder {
         }
         var problems: [CardProblem] = []
         let formatted = fn ?? ""
-        let fromN = n.map { parts -> String in
+        // Built only when there is no FN to show.
+        var name = !formatted.isEmpty ? formatted : n.map { parts -> String in
             // N: family; given; additional; prefixes; suffixes → "prefix given additional family suffix"
             let order = [3, 1, 2, 0, 4]
             return order.compactMap { parts.indices.contains($0) ? parts[$0] : nil }
                 .filter { !$0.isEmpty }.joined(separator: " ")
         } ?? ""
-        var name = formatted.isEmpty ? fromN : formatted
         let given = n.flatMap { $0.count > 1 ? $0[1] : nil }.flatMap { $0.isEmpty ? nil : $0 }
 
         let id: String

@@ -69,9 +69,13 @@ extension StringProtocol {
     func trimmingWhitespace() -> String {
         let utf8 = self.utf8
         if let first = utf8.first, first > 0x20, first < 0x80 {
-            var last = first
-            for byte in utf8 { last = byte }
-            if last > 0x20, last < 0x80 { return String(self) }
+            // The last byte: read in place when the text is contiguous (a native String).
+            let last = utf8.withContiguousStorageIfAvailable { $0.last } ?? {
+                var last = first
+                for byte in utf8 { last = byte }
+                return last
+            }()
+            if let last, last > 0x20, last < 0x80 { return String(self) }
         }
         guard let first = firstIndex(where: { !$0.isWhitespace }),
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }

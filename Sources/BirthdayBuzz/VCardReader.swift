@@ -179,9 +179,17 @@ enum PropertyName: UInt8 {
         ("PHOTO", .dropped), ("LOGO", .dropped), ("SOUND", .dropped), ("KEY", .dropped),
     ] as [(String, PropertyName)]).map { (Array($0.0.utf8), $0.1) }
 
+    /// `table` by name length: a line's name is compared with the few names of its length only.
+    private static let byLength: [[([UInt8], PropertyName)]] = {
+        var buckets = [[([UInt8], PropertyName)]](repeating: [], count: table.map(\.0.count).max()! + 1)
+        for entry in table { buckets[entry.0.count].append(entry) }
+        return buckets
+    }()
+
     /// Classifies the name at the start of a line (group prefix removed, any case).
     static func classify(_ name: UnsafeBufferPointer<UInt8>) -> PropertyName {
-        for (bytes, value) in table where bytes.count == name.count {
+        guard name.count < byLength.count else { return .other }
+        for (bytes, value) in byLength[name.count] {
             var equal = true
             for i in 0..<bytes.count where asciiUpper(name[i]) != bytes[i] {
                 equal = false

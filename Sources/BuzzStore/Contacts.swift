@@ -32,6 +32,9 @@ public final class ImportSession {
     private var unmatchedByName: [String: [String]] = [:]
     private var seen: Set<String> = []
     private var deferred: [PreparedCard] = []
+    /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
+    private var insertStatement: RawStatement?
+    private var updateStatement: RawStatement?
     public private(set) var summary = ImportSummary()
 
     init(db: Database, source: String, now: Int64, includeByDefault: Bool) throws {
@@ -124,7 +127,7 @@ public final class ImportSession {
                 summary.unchanged += 1
                 return
             }
-            var update = try RawStatement(db, sql: """
+            if updateStatement == nil { updateStatement = try RawStatement(db, sql: """
                 UPDATE contact SET source = ?, name = ?, norm_name = ?, first_name = ?, has_uid = ?,
                     bday_month = ?, bday_day = ?, bday_year = ?, bday_calendar = ?, bday_text = ?,
                     anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, card_hash = ?,
@@ -134,29 +137,29 @@ public final class ImportSession {
                     included_at = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
                                        THEN ?17 ELSE included_at END
                 WHERE id = ?18
-                """)
-            encoded.bind(to: &update)
-            update.bind(now)
-            update.bind(id)
-            update.bindAt(1000, includeByDefault)
-            update.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
-            try update.execute()
+                """) }
+            encoded.bind(to: &updateStatement!)
+            updateStatement!.bind(now)
+            updateStatement!.bind(id)
+            updateStatement!.bindAt(1000, includeByDefault)
+            updateStatement!.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
+            try updateStatement!.execute()
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
-            var insert = try RawStatement(db, sql: """
+            if insertStatement == nil { insertStatement = try RawStatement(db, sql: """
                 INSERT INTO contact (source, name, norm_name, first_name, has_uid, bday_month, bday_day,
                     bday_year, bday_calendar, bday_text, anniversary, phones, emails, categories, lang,
                     card_hash, updated_at, id, decision, included_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            encoded.bind(to: &insert)
-            insert.bind(now)
-            insert.bind(id)
-            insert.bind(include ? Int64(1) : nil)
-            insert.bind(include ? now : nil)
-            insert.bind(now)
-            try insert.execute()
+                """) }
+            encoded.bind(to: &insertStatement!)
+            insertStatement!.bind(now)
+            insertStatement!.bind(id)
+            insertStatement!.bind(include ? Int64(1) : nil)
+            insertStatement!.bind(include ? now : nil)
+            insertStatement!.bind(now)
+            try insertStatement!.execute()
             summary.added += 1
         }
     }
