@@ -194,27 +194,27 @@ public enum VCardText {
     /// Splits a structured value on an unescaped separator (`;` for N, `,` for
     /// CATEGORIES), then unescapes each part.
     static func components(_ property: RawProperty, separator: UInt8) -> [String] {
-        let text = decodedString(property)
-        // Separators and backslashes are ASCII, so splitting the UTF-8 bytes is exact.
-        let utf8 = text.utf8
-        var parts: [String] = []
-        var start = utf8.startIndex
-        var index = start
-        var escaped = false
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            if escaped {
-                escaped = false
-            } else if byte == 0x5C {
-                escaped = true
-            } else if byte == separator {
-                parts.append(unescape(String(text[start..<index])))
-                start = utf8.index(after: index)
+        var text = decodedString(property)
+        // Separators and backslashes are ASCII, so splitting the UTF-8 bytes is
+        // exact, and every part is valid UTF-8 again.
+        return text.withUTF8 { utf8 in
+            var parts: [String] = []
+            var start = 0
+            var escaped = false
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                if escaped {
+                    escaped = false
+                } else if byte == 0x5C {
+                    escaped = true
+                } else if byte == separator {
+                    parts.append(unescape(String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self)))
+                    start = index + 1
+                }
             }
-            index = utf8.index(after: index)
+            parts.append(unescape(String(decoding: UnsafeBufferPointer(rebasing: utf8[start...]), as: UTF8.self)))
+            return parts
         }
-        parts.append(unescape(String(text[start..<index])))
-        return parts
     }
 
     /// `\n` `\N` → newline; `\,` `\;` `\:` `\\` → the character.

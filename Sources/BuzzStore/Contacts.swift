@@ -186,16 +186,20 @@ public final class PreparedCard: Sendable {
         self.card = card
         normName = ContactIdentity.normalizedName(card.name)
         birthdayMonth = card.birthday?.month
+        // Appended piece by piece: no temporary strings.
         var phones = ""
         for phone in card.phones {
             if !phones.isEmpty { phones += "\n" }
-            phones += phone.kind.rawValue + (phone.preferred ? "\t1\t" : "\t0\t") + phone.number
+            phones += phone.kind.rawValue
+            phones += phone.preferred ? "\t1\t" : "\t0\t"
+            phones += phone.number
         }
         self.phones = phones
         var emails = ""
         for email in card.emails {
             if !emails.isEmpty { emails += "\n" }
-            emails += (email.preferred ? "1\t" : "0\t") + email.address
+            emails += email.preferred ? "1\t" : "0\t"
+            emails += email.address
         }
         self.emails = emails
         categories = card.categories.joined(separator: "\n")

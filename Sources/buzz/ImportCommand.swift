@@ -37,8 +37,9 @@ struct ImportCommand: ParsableCommand {
                 guard let source = sources.first(where: { $0.identifier == identifier }) else { return }
                 // A card is a few hundred bytes; the cap bounds the guess for photo-laden files.
                 session.expectCards(min(source.totalBytes / 256, 1 << 18))
-                // Two cores, two stages: a thread reads, parses and prepares cards
-                // while this one writes them to the database.
+                // Two cores, two stages: a thread reads and parses cards while this
+                // one prepares their column values and writes them to the database
+                // (parsing is the heavier stage, so preparing sits on this side).
                 let pipe = EntryPipe()
                 let reader = Thread { source.produce(into: pipe) }
                 reader.start()
@@ -46,9 +47,9 @@ struct ImportCommand: ParsableCommand {
                     while let (items, bytes) = try pipe.take() {
                         for item in items {
                             switch item.payload {
-                            case .card(let prepared, let cardProblems):
+                            case .card(let card, let cardProblems):
                                 for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
-                                try session.add(prepared)
+                                try session.add(PreparedCard(card, source: identifier))
                             case .skipped(let problem):
                                 printWarning("\(item.file): \(problem); skipped")
                                 session.skip(problem)
@@ -179,8 +180,8 @@ struct ContactSource {
         throw CLIError.request("\(shown): not a vCard file (no BEGIN:VCARD) nor a Google Contacts CSV export")
     }
 
-    /// Reads every file into `pipe` in batches, preparing cards for the store;
-    /// runs on the reading thread and always ends the pipe.
+    /// Reads every file into `pipe` in batches; runs on the reading thread and
+    /// always ends the pipe.
     func produce(into pipe: EntryPipe) {
         var batch: [EntryPipe.Item] = []
         var bytes = 0
@@ -189,7 +190,7 @@ struct ContactSource {
             try read(bytesRead: { bytes += $0 }) { file, entry in
                 switch entry {
                 case .card(let card, let problems):
-                    batch.append(EntryPipe.Item(file: file, payload: .card(PreparedCard(card, source: identifier), problems: problems)))
+                    batch.append(EntryPipe.Item(file: file, payload: .card(card, problems: problems)))
                 case .skipped(let problem):
                     batch.append(EntryPipe.Item(file: file, payload: .skipped(problem)))
                 }
@@ -269,9 +270,9 @@ struct ContactSource {
 final class EntryPipe: @unchecked Sendable {
     struct Item: Sendable {
         enum Payload: Sendable {
-            /// A card, prepared for the store on the reading thread, and the
-            /// problems that did not stop it.
-            case card(PreparedCard, problems: [CardProblem])
+            /// A card and the problems that did not stop it. `indirect`: the
+            /// card is boxed, so handing an item on is one reference count.
+            indirect case card(ContactCard, problems: [CardProblem])
             case skipped(CardProblem)
         }
 

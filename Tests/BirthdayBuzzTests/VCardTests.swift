@@ -35,8 +35,17 @@ func card(bday line: String) -> ContactCard? {
         ("item1.BDAY:1990-03-15", "1990-03-15"),
         ("BDAY: 1990-03-15 ", "1990-03-15"),
         ("BDAY:2000-02-29", "2000-02-29"),
-    ])
-    func bdayForms(_ line: String, _ expected: String) throws {
+        // Next to the four common forms (read in place), the general reading.
+        ("BDAY:1990-03-15t10:00", "1990-03-15"),
+        ("BDAY:19900315T", "1990-03-15"),
+        ("BDAY:1990-3-5", "1990-03-05"),
+        ("BDAY:--0315T1000", "--03-15"),
+        ("BDAY:--3-15", nil),
+        ("BDAY:1990-03-15x", nil),
+        ("BDAY:199003150", nil),
+        ("BDAY:--03150", nil),
+    ] as [(String, String?)])
+    func bdayForms(_ line: String, _ expected: String?) throws {
         let parsed = try #require(card(bday: line))
         #expect(parsed.birthday?.description == expected)
     }
