@@ -56,6 +56,7 @@ struct ImportCommand: ParsableCommand {
                             }
                         }
                         progress.advance(bytes: bytes)
+                        pipe.giveBack(items)
                     }
                 } catch {
                     pipe.cancel()
@@ -195,12 +196,11 @@ struct ContactSource {
                     batch.append(EntryPipe.Item(file: file, payload: .skipped(problem)))
                 }
                 if batch.count == EntryPipe.batchSize {
-                    guard pipe.put(batch, bytes: bytes) else { throw CancellationError() }
-                    batch.removeAll(keepingCapacity: true)
+                    guard pipe.put(&batch, bytes: bytes) else { throw CancellationError() }
                     bytes = 0
                 }
             }
-            _ = pipe.put(batch, bytes: bytes)
+            _ = pipe.put(&batch, bytes: bytes)
             pipe.finish(error: nil)
         } catch {
             pipe.finish(error: error)
@@ -285,19 +285,40 @@ final class EntryPipe: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var queue: [(items: [Item], bytes: Int)] = []
+    /// Batches the writer is done with, going back to the reading thread: the
+    /// cards are freed on the thread that allocated them (glibc's malloc then
+    /// frees into that thread's own arena, instead of the writer taking the
+    /// reader's arena lock for every string), and the batch buffer is reused.
+    private var returned: [[Item]] = []
     private var finished = false
     private var cancelled = false
     private var failure: (any Error)?
 
-    /// Adds a batch, waiting while the pipe is full; false once the reader cancelled.
-    func put(_ items: [Item], bytes: Int) -> Bool {
+    /// Adds the batch, waiting while the pipe is full; false once the reader
+    /// cancelled. `items` comes back empty (a returned batch, emptied here on
+    /// the caller's thread, or a new one), ready for the next cards.
+    func put(_ items: inout [Item], bytes: Int) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
         while queue.count >= EntryPipe.capacity, !cancelled { condition.wait() }
-        if cancelled { return false }
-        queue.append((items, bytes))
+        if cancelled {
+            condition.unlock()
+            return false
+        }
+        var full = returned.popLast() ?? []
+        swap(&items, &full)
+        queue.append((full, bytes))
         condition.broadcast()
+        condition.unlock()
+        items.removeAll(keepingCapacity: true)
+        if items.capacity < EntryPipe.batchSize { items.reserveCapacity(EntryPipe.batchSize) }
         return true
+    }
+
+    /// Hands a processed batch back to the reading thread (see `returned`).
+    func giveBack(_ items: [Item]) {
+        condition.lock()
+        if returned.count <= EntryPipe.capacity { returned.append(items) }
+        condition.unlock()
     }
 
     /// Ends the stream, with the error that stopped it if any.
