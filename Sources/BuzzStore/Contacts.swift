@@ -65,7 +65,7 @@ public final class ImportSession {
     public func add(_ entry: ImportEntry) throws {
         switch entry {
         case .skipped(let problem): skip(problem)
-        case .card(let card, _): try add(PreparedCard(card, source: source))
+        case .card(let card, _): try add(card: card)
         }
     }
 
@@ -79,13 +79,21 @@ public final class ImportSession {
 
     /// Adds a card prepared (possibly on another thread) for this source.
     public func add(_ prepared: PreparedCard) throws {
-        let prepared = prepared.source == source ? prepared : PreparedCard(prepared.card, source: source)
-        let card = prepared.card
-        if card.hasUID || existing[card.id] != nil || unmatchedByName[prepared.normName] == nil {
-            try upsert(prepared, id: card.id)
+        try add(card: prepared.card, columns: prepared.columns)
+    }
+
+    /// Adds one card: its column values are computed here, and the card is
+    /// only read (not copied) unless it has to wait for the end of the source.
+    public func add(card: borrowing ContactCard) throws {
+        try add(card: card, columns: CardColumns(card))
+    }
+
+    private func add(card: borrowing ContactCard, columns: CardColumns) throws {
+        if card.hasUID || existing[card.id] != nil || unmatchedByName[columns.normName] == nil {
+            try upsert(card, columns, id: card.id)
         } else {
             // A UID-less card whose id changed (new email?): matched by name at the end.
-            deferred.append(prepared)
+            deferred.append(PreparedCard(copy card, columns: columns, source: source))
         }
     }
 
@@ -96,11 +104,11 @@ public final class ImportSession {
     func finish() throws {
         for prepared in deferred {
             var id = prepared.card.id
-            let candidates = (unmatchedByName[prepared.normName] ?? []).filter { !seen.contains($0) }
+            let candidates = (unmatchedByName[prepared.columns.normName] ?? []).filter { !seen.contains($0) }
             if candidates.count == 1, existing[id] == nil, !seen.contains(id) {
                 id = candidates[0]
             }
-            try upsert(prepared, id: id)
+            try upsert(prepared.card, prepared.columns, id: id)
         }
         deferred.removeAll()
     }
@@ -117,8 +125,7 @@ public final class ImportSession {
         summary.removed += gone.count
     }
 
-    private func upsert(_ encoded: PreparedCard, id: String) throws {
-        let card = encoded.card
+    private func upsert(_ card: borrowing ContactCard, _ encoded: CardColumns, id: String) throws {
         let alreadySeen = !seen.insert(id).inserted
         // `existing` is the database before this import; a card whose id came
         // earlier in this import (a duplicate) updates the row written then.
@@ -138,7 +145,7 @@ public final class ImportSession {
                                        THEN ?17 ELSE included_at END
                 WHERE id = ?18
                 """) }
-            encoded.bind(to: &updateStatement!)
+            encoded.bind(card, source: source, to: &updateStatement!)
             updateStatement!.bind(now)
             updateStatement!.bind(id)
             updateStatement!.bindAt(1000, includeByDefault)
@@ -153,7 +160,7 @@ public final class ImportSession {
                     card_hash, updated_at, id, decision, included_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) }
-            encoded.bind(to: &insertStatement!)
+            encoded.bind(card, source: source, to: &insertStatement!)
             insertStatement!.bind(now)
             insertStatement!.bind(id)
             insertStatement!.bind(include ? Int64(1) : nil)
@@ -165,14 +172,29 @@ public final class ImportSession {
     }
 }
 
-/// A card's column values for one source, and a hash of them to tell
-/// "unchanged" cheaply. Built wherever is convenient (the import builds them
-/// on its parsing thread) and handed to `ImportSession.add(_:)`. A class, so
-/// handing it from thread to thread and batch to batch is one reference count,
-/// not one per string it holds.
+/// A card handed to `ImportSession.add(_:)`, with its column values computed
+/// wherever was convenient (possibly another thread). A class, so handing it
+/// on is one reference count, not one per string it holds.
 public final class PreparedCard: Sendable {
     let source: String
     public let card: ContactCard
+    let columns: CardColumns
+
+    public init(_ card: ContactCard, source: String) {
+        self.source = source
+        self.card = card
+        columns = CardColumns(card)
+    }
+
+    init(_ card: ContactCard, columns: CardColumns, source: String) {
+        self.source = source
+        self.card = card
+        self.columns = columns
+    }
+}
+
+/// A card's column values, and a hash of them to tell "unchanged" cheaply.
+struct CardColumns: Sendable {
     let normName: String
     let birthdayMonth: Int?
     let phones: String
@@ -181,9 +203,7 @@ public final class PreparedCard: Sendable {
     let anniversary: String?
     let hash: Int64
 
-    public init(_ card: ContactCard, source: String) {
-        self.source = source
-        self.card = card
+    init(_ card: borrowing ContactCard) {
         normName = ContactIdentity.normalizedName(card.name)
         birthdayMonth = card.birthday?.month
         // Appended piece by piece: no temporary strings.
@@ -225,7 +245,7 @@ public final class PreparedCard: Sendable {
     }
 
     /// Binds the 16 card columns, in the order the INSERT and UPDATE name them.
-    func bind(to statement: inout RawStatement) {
+    func bind(_ card: borrowing ContactCard, source: String, to statement: inout RawStatement) {
         let birthday = card.birthday
         statement.bind(source)
         statement.bind(card.name)

@@ -49,7 +49,7 @@ struct ImportCommand: ParsableCommand {
                             switch item.payload {
                             case .card(let card, let cardProblems):
                                 for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
-                                try session.add(PreparedCard(card, source: identifier))
+                                try session.add(card: card)
                             case .skipped(let problem):
                                 printWarning("\(item.file): \(problem); skipped")
                                 session.skip(problem)
