@@ -38,7 +38,7 @@ struct CardBuilder {
             if anniversary == nil { anniversary = property }
         case .tel:
             var number = VCardText.singleLine(VCardText.decode(property))
-            if number.utf8.count > 4, number.utf8.prefix(4).map(asciiUpper).elementsEqual("TEL:".utf8) {
+            if number.utf8.count > 4, number.utf8.prefix(4).lazy.map(asciiUpper).elementsEqual("TEL:".utf8) {
                 number = String(number.dropFirst(4))
             }
             guard !number.isEmpty else { return }
@@ -47,7 +47,7 @@ struct CardBuilder {
             phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
             var address = VCardText.singleLine(VCardText.decode(property))
-            if address.utf8.count > 7, address.utf8.prefix(7).map(asciiUpper).elementsEqual("MAILTO:".utf8) {
+            if address.utf8.count > 7, address.utf8.prefix(7).lazy.map(asciiUpper).elementsEqual("MAILTO:".utf8) {
                 address = String(address.dropFirst(7))
             }
             guard !address.isEmpty else { return }
@@ -123,7 +123,7 @@ struct CardBuilder {
 
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
-        if let kind = property.parameter("VALUE"), kind.utf8.map(asciiUpper).elementsEqual("TEXT".utf8) {
+        if let kind = property.parameter("VALUE"), kind.utf8.lazy.map(asciiUpper).elementsEqual("TEXT".utf8) {
             let text = VCardText.singleLine(value)
             return text.isEmpty ? .empty : .text(text)
         }

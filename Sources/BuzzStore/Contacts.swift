@@ -145,12 +145,15 @@ public final class ImportSession {
                                        THEN ?17 ELSE included_at END
                 WHERE id = ?18
                 """) }
-            encoded.bind(card, source: source, to: &updateStatement!)
-            updateStatement!.bind(now)
-            updateStatement!.bind(id)
-            updateStatement!.bindAt(1000, includeByDefault)
-            updateStatement!.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
-            try updateStatement!.execute()
+            // Bound through a local: one access to the stored property, not one per value.
+            var update = updateStatement.take()!
+            defer { updateStatement = update }
+            encoded.bind(card, source: source, to: &update)
+            update.bind(now)
+            update.bind(id)
+            update.bindAt(1000, includeByDefault)
+            update.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
+            try update.execute()
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
@@ -160,13 +163,15 @@ public final class ImportSession {
                     card_hash, updated_at, id, decision, included_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) }
-            encoded.bind(card, source: source, to: &insertStatement!)
-            insertStatement!.bind(now)
-            insertStatement!.bind(id)
-            insertStatement!.bind(include ? Int64(1) : nil)
-            insertStatement!.bind(include ? now : nil)
-            insertStatement!.bind(now)
-            try insertStatement!.execute()
+            var insert = insertStatement.take()!
+            defer { insertStatement = insert }
+            encoded.bind(card, source: source, to: &insert)
+            insert.bind(now)
+            insert.bind(id)
+            insert.bind(include ? Int64(1) : nil)
+            insert.bind(include ? now : nil)
+            insert.bind(now)
+            try insert.execute()
             summary.added += 1
         }
     }
