@@ -292,6 +292,25 @@ func card(bday line: String) -> ContactCard? {
         #expect(names == ["Renée", "Renée"])
     }
 
+    @Test func propertyNamesAreClassifiedInAnyCase() {
+        let expected: [(String, PropertyName)] = [
+            ("BEGIN", .begin), ("END", .end), ("VERSION", .version), ("UID", .uid), ("FN", .fn), ("N", .n),
+            ("BDAY", .bday), ("X-ALTBDAY", .altBday), ("ANNIVERSARY", .anniversary), ("X-ANNIVERSARY", .anniversary),
+            ("X-EVOLUTION-ANNIVERSARY", .anniversary), ("X-MS-ANNIVERSARY", .anniversary),
+            ("X-KADDRESSBOOK-X-ANNIVERSARY", .anniversary), ("TEL", .tel), ("EMAIL", .email),
+            ("CATEGORIES", .categories), ("LANG", .lang), ("AGENT", .agent), ("PHOTO", .dropped), ("LOGO", .dropped),
+            ("SOUND", .dropped), ("KEY", .dropped),
+            ("", .other), ("X", .other), ("NOTE", .other), ("ADR", .other), ("ORG", .other), ("BDAYS", .other),
+            ("X-ALTBDAX", .other), ("CATEGORIEZ", .other), ("X-MS-ANNIVERSARX", .other), ("FNN", .other),
+        ]
+        for (name, kind) in expected {
+            for form in [name, name.lowercased(), name.prefix(1).lowercased() + name.dropFirst()] {
+                let bytes = Array(form.utf8)
+                #expect(bytes.withUnsafeBufferPointer(PropertyName.classify) == kind, "\(form)")
+            }
+        }
+    }
+
     @Test func sha256KnownVectors() {
         #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
