@@ -143,9 +143,8 @@ public struct VCardReader {
             cardNumber += 1
             card = CardBuilder(number: cardNumber)
         case .end where logical.valueIs("VCARD"):
-            if let done = card {
+            if let done = card.take() {  // moved out, not copied
                 emit(done.build())
-                card = nil
             }
         default:
             guard card != nil else { return }
