@@ -36,6 +36,11 @@ extension BuzzDatabase {
                 if prune { try session.prune(keeping: seenAnywhere) }
                 total += session.summary
             }
+            // The sets of ids read (100k strings for a large file) are freed on
+            // another thread, not on this one in front of the commit.
+            let idSets = sessions.map { $0.takeSeenIDs() } + [seenAnywhere]
+            seenAnywhere = []
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(idSets) {} }
             return total
         }
     }

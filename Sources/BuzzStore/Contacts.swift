@@ -100,6 +100,12 @@ public final class ImportSession {
     /// Ids this source holds, as read so far.
     var seenIDs: Set<String> { seen }
 
+    /// Hands over the ids read, once the session is done with them.
+    func takeSeenIDs() -> Set<String> {
+        defer { seen = [] }
+        return seen
+    }
+
     /// Ends the source: resolves the deferred name matches.
     func finish() throws {
         for prepared in deferred {
