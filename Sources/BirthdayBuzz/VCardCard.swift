@@ -29,7 +29,11 @@ struct CardBuilder {
         case .fn:
             if fn == nil { fn = VCardText.singleLine(VCardText.decode(property)) }
         case .n:
-            if n == nil { n = VCardText.components(property, separator: 0x3B).map(VCardText.singleLine) }
+            if n == nil {
+                var parts = VCardText.components(property, separator: 0x3B)
+                for index in parts.indices { parts[index] = VCardText.singleLine(parts[index]) }
+                n = parts
+            }
         case .bday:
             if bday == nil { bday = property }
         case .altBday:
@@ -38,7 +42,7 @@ struct CardBuilder {
             if anniversary == nil { anniversary = property }
         case .tel:
             var number = VCardText.singleLine(VCardText.decode(property))
-            if number.utf8.count > 4, number.utf8.prefix(4).lazy.map(asciiUpper).elementsEqual("TEL:".utf8) {
+            if VCardText.isLonger(number, andStartsWith: "TEL:") {
                 number = String(number.dropFirst(4))
             }
             guard !number.isEmpty else { return }
@@ -47,7 +51,7 @@ struct CardBuilder {
             phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
             var address = VCardText.singleLine(VCardText.decode(property))
-            if address.utf8.count > 7, address.utf8.prefix(7).lazy.map(asciiUpper).elementsEqual("MAILTO:".utf8) {
+            if VCardText.isLonger(address, andStartsWith: "MAILTO:") {
                 address = String(address.dropFirst(7))
             }
             guard !address.isEmpty else { return }
@@ -184,6 +188,21 @@ public enum VCardText {
             }
             return same ? text : nil
         }
+    }
+
+    /// Whether `text` is longer than `prefix` (ASCII, upper case) and starts
+    /// with it in any case.
+    static func isLonger(_ text: String, andStartsWith prefix: StaticString) -> Bool {
+        let utf8 = text.utf8
+        let count = prefix.utf8CodeUnitCount
+        guard utf8.count > count else { return false }
+        let expected = prefix.utf8Start
+        var index = utf8.startIndex
+        for offset in 0..<count {
+            if asciiUpper(utf8[index]) != expected[offset] { return false }
+            index = utf8.index(after: index)
+        }
+        return true
     }
 
     /// Decoded and unescaped text value.

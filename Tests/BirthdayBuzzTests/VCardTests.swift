@@ -341,6 +341,15 @@ func card(bday line: String) -> ContactCard? {
         #expect(parsed.language == "de-AT")
     }
 
+    @Test func telAndMailtoPrefixesAreDroppedInAnyCase() throws {
+        let text = "BEGIN:VCARD\nFN:P\nTEL:Tel:+1 555\nTEL:TEL:\nTEL:tel\nEMAIL:mailto:a@example.org\n"
+            + "EMAIL:MAILTO:\nEMAIL:Mailto:b@example.org\nEMAIL:mail:c@example.org\nEND:VCARD\n"
+        let parsed = try #require(cards(text).first)
+        // A prefix with nothing after it is kept as the value.
+        #expect(parsed.phones.map(\.number) == ["+1 555", "TEL:", "tel"])
+        #expect(parsed.emails.map(\.address) == ["a@example.org", "MAILTO:", "b@example.org", "mail:c@example.org"])
+    }
+
     @Test func oversizedCardIsSkipped() {
         var reader = VCardReader(maxLineBytes: 100, maxCardBytes: 1_000)
         var entries: [ImportEntry] = []
