@@ -280,8 +280,8 @@ final class EntryPipe: @unchecked Sendable {
         var payload: Payload
     }
 
-    static let batchSize = 256
-    private static let capacity = 8
+    static let batchSize = 128
+    private static let capacity = 4
 
     private let condition = NSCondition()
     private var queue: [(items: [Item], bytes: Int)] = []
