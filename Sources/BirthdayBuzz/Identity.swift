@@ -16,32 +16,50 @@ public enum ContactIdentity {
 
     /// A name lowercased with runs of white space collapsed to one space and trimmed.
     public static func normalizedName(_ name: String) -> String {
-        // Lowercase (ASCII by hand, the rest through the standard library), then
-        // collapse ASCII white space and NO-BREAK SPACE in one pass over the bytes.
-        let isASCII = name.utf8.allSatisfy { $0 < 0x80 }
-        let lowered = isASCII ? name : name.lowercased()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(lowered.utf8.count)
-        var pendingC2 = false
-        for byte in lowered.utf8 {
-            if pendingC2 {
-                pendingC2 = false
-                if byte == 0xA0 {
-                    if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
-                    continue
+        // Lowercase (ASCII and Latin-1 letters by hand, the rest through the
+        // standard library), then collapse ASCII white space and NO-BREAK SPACE
+        // in one pass over the bytes, written straight into the result.
+        var source = name
+        // Latin-1 only (no lead byte above 0xC3): every uppercase letter is
+        // A-Z or U+00C0...U+00DE but U+00D7, and its lowercase is 0x20 further.
+        let byHand = source.withUTF8 { bytes in
+            for byte in bytes where byte >= 0xC4 { return false }
+            return true
+        }
+        if !byHand { source = name.lowercased() }
+        let capacity = source.utf8.count
+        return source.withUTF8 { input in
+            String(unsafeUninitializedCapacity: capacity) { out in
+                var count = 0
+                var pendingC2 = false
+                var afterC3 = false
+                for byte in input {
+                    if pendingC2 {
+                        pendingC2 = false
+                        if byte == 0xA0 {
+                            if count > 0, out[count - 1] != 0x20 { out[count] = 0x20; count += 1 }
+                            afterC3 = false
+                            continue
+                        }
+                        out[count] = 0xC2; count += 1
+                    }
+                    if byte == 0xC2 { pendingC2 = true; afterC3 = false; continue }
+                    if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                        if count > 0, out[count - 1] != 0x20 { out[count] = 0x20; count += 1 }
+                    } else if byHand, byte >= 0x41, byte <= 0x5A {
+                        out[count] = byte + 0x20; count += 1
+                    } else if byHand, afterC3, byte >= 0x80, byte <= 0x9E, byte != 0x97 {
+                        out[count] = byte + 0x20; count += 1
+                    } else {
+                        out[count] = byte; count += 1
+                    }
+                    afterC3 = byte == 0xC3
                 }
-                bytes.append(0xC2)
-            }
-            if byte == 0xC2 { pendingC2 = true; continue }
-            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
-                if let last = bytes.last, last != 0x20 { bytes.append(0x20) }
-            } else {
-                bytes.append(isASCII && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+                if pendingC2 { out[count] = 0xC2; count += 1 }
+                if count > 0, out[count - 1] == 0x20 { count -= 1 }
+                return count
             }
         }
-        if pendingC2 { bytes.append(0xC2) }
-        if bytes.last == 0x20 { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The name shown for a card with neither FN nor N.

@@ -14,49 +14,65 @@ enum SHA256 {
 
     /// The 32-byte digest of `message`.
     static func hash(_ message: [UInt8]) -> [UInt8] {
-        var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                           0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var data = message
-        data.append(0x80)
-        while data.count % 64 != 56 { data.append(0) }
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        // The padded message: the bytes, 0x80, zeros, and the bit length (big-endian).
+        let paddedCount = (message.count + 8) / 64 * 64 + 64
         let bits = UInt64(message.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        var w = [UInt32](repeating: 0, count: 64)
-        for chunk in stride(from: 0, to: data.count, by: 64) {
-            for i in 0..<16 {
-                let b = chunk + i * 4
-                w[i] = UInt32(data[b]) << 24 | UInt32(data[b + 1]) << 16 | UInt32(data[b + 2]) << 8 | UInt32(data[b + 3])
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: paddedCount) { data in
+            _ = data.initialize(fromContentsOf: message)
+            data.baseAddress!.advanced(by: message.count)
+                .initialize(repeating: 0, count: paddedCount - message.count)
+            data[message.count] = 0x80
+            for i in 0..<8 { data[paddedCount - 1 - i] = UInt8(truncatingIfNeeded: bits >> UInt64(i * 8)) }
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+                k.withUnsafeBufferPointer { k in
+                    for chunk in stride(from: 0, to: paddedCount, by: 64) {
+                        for i in 0..<16 {
+                            let b = chunk + i * 4
+                            w[i] = UInt32(data[b]) << 24 | UInt32(data[b + 1]) << 16
+                                | UInt32(data[b + 2]) << 8 | UInt32(data[b + 3])
+                        }
+                        for i in 16..<64 {
+                            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                        }
+                        var (a, b, c, d, e, f, g, hh) = h
+                        for i in 0..<64 {
+                            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                            let ch = (e & f) ^ (~e & g)
+                            let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
+                            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                            let maj = (a & b) ^ (a & c) ^ (b & c)
+                            let t2 = s0 &+ maj
+                            hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+                        }
+                        h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e, h.5 &+ f, h.6 &+ g, h.7 &+ hh)
+                    }
+                }
             }
-            for i in 16..<64 {
-                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
-            for i in 0..<64 {
-                let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-                let ch = (e & f) ^ (~e & g)
-                let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
-                let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-                let maj = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ maj
-                hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
-            }
-            h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d; h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
         }
-        return h.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7] {
+            for shift in [24, 16, 8, 0] as [UInt32] { digest.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        return digest
     }
 
     /// Lowercase hex of the digest.
     static func hex(_ message: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        var out = ""
-        out.reserveCapacity(64)
-        for byte in hash(message) {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
+        let digest = hash(message)
+        return String(unsafeUninitializedCapacity: 64) { out in
+            let digits: StaticString = "0123456789abcdef"
+            let table = digits.utf8Start
+            for (index, byte) in digest.enumerated() {
+                out[index * 2] = table[Int(byte >> 4)]
+                out[index * 2 + 1] = table[Int(byte & 15)]
+            }
+            return 64
         }
-        return out
     }
 
     @inline(__always)

@@ -29,7 +29,11 @@ struct CardBuilder {
         case .fn:
             if fn == nil { fn = VCardText.singleLine(VCardText.decode(property)) }
         case .n:
-            if n == nil { n = VCardText.components(property, separator: 0x3B).map(VCardText.singleLine) }
+            if n == nil {
+                var parts = VCardText.components(property, separator: 0x3B)
+                for index in parts.indices { parts[index] = VCardText.singleLine(parts[index]) }
+                n = parts
+            }
         case .bday:
             if bday == nil { bday = property }
         case .altBday:
@@ -38,7 +42,7 @@ struct CardBuilder {
             if anniversary == nil { anniversary = property }
         case .tel:
             var number = VCardText.singleLine(VCardText.decode(property))
-            if number.utf8.count > 4, number.utf8.prefix(4).map(asciiUpper).elementsEqual("TEL:".utf8) {
+            if VCardText.isLonger(number, andStartsWith: "TEL:") {
                 number = String(number.dropFirst(4))
             }
             guard !number.isEmpty else { return }
@@ -47,7 +51,7 @@ struct CardBuilder {
             phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
             var address = VCardText.singleLine(VCardText.decode(property))
-            if address.utf8.count > 7, address.utf8.prefix(7).map(asciiUpper).elementsEqual("MAILTO:".utf8) {
+            if VCardText.isLonger(address, andStartsWith: "MAILTO:") {
                 address = String(address.dropFirst(7))
             }
             guard !address.isEmpty else { return }
@@ -74,13 +78,13 @@ struct CardBuilder {
         }
         var problems: [CardProblem] = []
         let formatted = fn ?? ""
-        let fromN = n.map { parts -> String in
+        // Built only when there is no FN to show.
+        var name = !formatted.isEmpty ? formatted : n.map { parts -> String in
             // N: family; given; additional; prefixes; suffixes → "prefix given additional family suffix"
             let order = [3, 1, 2, 0, 4]
             return order.compactMap { parts.indices.contains($0) ? parts[$0] : nil }
                 .filter { !$0.isEmpty }.joined(separator: " ")
         } ?? ""
-        var name = formatted.isEmpty ? fromN : formatted
         let given = n.flatMap { $0.count > 1 ? $0[1] : nil }.flatMap { $0.isEmpty ? nil : $0 }
 
         let id: String
@@ -123,7 +127,7 @@ struct CardBuilder {
 
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
-        if let kind = property.parameter("VALUE"), kind.utf8.map(asciiUpper).elementsEqual("TEXT".utf8) {
+        if let kind = property.parameter("VALUE"), kind.utf8.lazy.map(asciiUpper).elementsEqual("TEXT".utf8) {
             let text = VCardText.singleLine(value)
             return text.isEmpty ? .empty : .text(text)
         }
@@ -155,7 +159,7 @@ public enum VCardText {
         let charset = property.parameter("CHARSET")?.uppercased() ?? "UTF-8"
         switch charset {
         case "UTF-8", "UTF8", "US-ASCII", "ASCII":
-            if let text = String(validating: bytes, as: UTF8.self) { return text }
+            if let text = validUTF8(bytes) { return text }
             return String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
         case "ISO-8859-1", "LATIN1", "ISO8859-1":
             return String(data: Data(bytes), encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
@@ -166,9 +170,39 @@ public enum VCardText {
         case "UTF-16", "UTF-16LE", "UTF-16BE":
             return String(data: Data(bytes), encoding: .utf16) ?? String(decoding: bytes, as: UTF8.self)
         default:
-            return String(validating: bytes, as: UTF8.self)
+            return validUTF8(bytes)
                 ?? String(data: Data(bytes), encoding: .windowsCP1252) ?? String(decoding: bytes, as: UTF8.self)
         }
+    }
+
+    /// The bytes as text if they are valid UTF-8, else nil: what
+    /// `String(validating:as:)` answers, without its generic (unspecialized,
+    /// several times slower) code path. A repaired decoding always differs
+    /// from its input, so equal bytes mean the input was valid.
+    static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { input -> String? in
+            var text = String(decoding: input, as: UTF8.self)
+            guard text.utf8.count == input.count else { return nil }
+            let same = text.withUTF8 { output in
+                output.count == 0 || memcmp(output.baseAddress!, input.baseAddress!, output.count) == 0
+            }
+            return same ? text : nil
+        }
+    }
+
+    /// Whether `text` is longer than `prefix` (ASCII, upper case) and starts
+    /// with it in any case.
+    static func isLonger(_ text: String, andStartsWith prefix: StaticString) -> Bool {
+        let utf8 = text.utf8
+        let count = prefix.utf8CodeUnitCount
+        guard utf8.count > count else { return false }
+        let expected = prefix.utf8Start
+        var index = utf8.startIndex
+        for offset in 0..<count {
+            if asciiUpper(utf8[index]) != expected[offset] { return false }
+            index = utf8.index(after: index)
+        }
+        return true
     }
 
     /// Decoded and unescaped text value.
@@ -179,32 +213,35 @@ public enum VCardText {
     /// Splits a structured value on an unescaped separator (`;` for N, `,` for
     /// CATEGORIES), then unescapes each part.
     static func components(_ property: RawProperty, separator: UInt8) -> [String] {
-        let text = decodedString(property)
-        // Separators and backslashes are ASCII, so splitting the UTF-8 bytes is exact.
-        let utf8 = text.utf8
-        var parts: [String] = []
-        var start = utf8.startIndex
-        var index = start
-        var escaped = false
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            if escaped {
-                escaped = false
-            } else if byte == 0x5C {
-                escaped = true
-            } else if byte == separator {
-                parts.append(unescape(String(text[start..<index])))
-                start = utf8.index(after: index)
+        var text = decodedString(property)
+        // Separators and backslashes are ASCII, so splitting the UTF-8 bytes is
+        // exact, and every part is valid UTF-8 again.
+        return text.withUTF8 { utf8 in
+            var parts: [String] = []
+            var start = 0
+            var escaped = false
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                if escaped {
+                    escaped = false
+                } else if byte == 0x5C {
+                    escaped = true
+                } else if byte == separator {
+                    parts.append(unescape(String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self)))
+                    start = index + 1
+                }
             }
-            index = utf8.index(after: index)
+            parts.append(unescape(String(decoding: UnsafeBufferPointer(rebasing: utf8[start...]), as: UTF8.self)))
+            return parts
         }
-        parts.append(unescape(String(text[start..<index])))
-        return parts
     }
 
     /// `\n` `\N` → newline; `\,` `\;` `\:` `\\` → the character.
     static func unescape(_ text: String) -> String {
-        guard text.utf8.contains(0x5C) else { return text }
+        let hasBackslash = text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count > 0 && memchr(bytes.baseAddress!, 0x5C, bytes.count) != nil
+        } ?? text.utf8.contains(0x5C)
+        guard hasBackslash else { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         var escaped = false
@@ -228,15 +265,17 @@ public enum VCardText {
     static func singleLine(_ text: String) -> String {
         // Fast path: nothing to change (no control bytes, C1 controls or separators,
         // no leading, trailing or doubled spaces).
-        var needsWork = false
-        var previous: UInt8 = 0x20
-        for byte in text.utf8 {
-            if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
-                needsWork = true
-                break
+        func scan<S: Sequence<UInt8>>(_ bytes: S) -> (needsWork: Bool, previous: UInt8) {
+            var previous: UInt8 = 0x20
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
+                    return (true, previous)
+                }
+                previous = byte
             }
-            previous = byte
+            return (false, previous)
         }
+        let (needsWork, previous) = text.utf8.withContiguousStorageIfAvailable(scan) ?? scan(text.utf8)
         if !needsWork, previous != 0x20 { return text }
         var out = ""
         var lastWasSpace = true

@@ -19,8 +19,12 @@ public enum VCardDate {
     /// - Parameter property: the property name, for messages (`BDAY`).
     public static func read(_ raw: String, property: String = "BDAY", omitYear: Int? = nil,
                             calendar: BirthdayCalendar = .gregorian) -> Reading {
-        let text = raw.trimmingWhitespace()
+        var text = raw.trimmingWhitespace()
         if text.isEmpty { return .empty }
+        if case let (year, month, day)? = text.withUTF8(commonForm) {
+            return finish(year: year, month: month, day: day, text: text, property: property, omitYear: omitYear,
+                          calendar: calendar)
+        }
         var bytes = Array(text.utf8)
         if let t = bytes.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: "t") }), t >= 4 {
             bytes.removeSubrange(t...)
@@ -53,6 +57,40 @@ public enum VCardDate {
                 return .invalid("\(property) \"\(text)\" has no day")
             }
         }
+        return finish(year: year, month: month, day: day, text: text, property: property, omitYear: omitYear,
+                      calendar: calendar)
+    }
+
+    /// The four forms nearly every card uses, read in place: `YYYY-MM-DD` and
+    /// `YYYYMMDD` (each maybe followed by a `T` time), `--MMDD` and `--MM-DD`.
+    /// Anything else is nil and goes through the general reading above, which
+    /// gives these forms the same year, month and day.
+    private static func commonForm(_ b: UnsafeBufferPointer<UInt8>) -> (Int?, Int?, Int?)? {
+        @inline(__always) func digit(_ i: Int) -> Int? {
+            b[i] >= 0x30 && b[i] <= 0x39 ? Int(b[i] - 0x30) : nil
+        }
+        @inline(__always) func two(_ i: Int) -> Int? {
+            guard let hi = digit(i), let lo = digit(i + 1) else { return nil }
+            return hi * 10 + lo
+        }
+        @inline(__always) func endsAt(_ i: Int) -> Bool {
+            b.count == i || b[i] == 0x54 || b[i] == 0x74  // the end, or a time after `T`/`t`
+        }
+        let n = b.count
+        if n >= 10, b[4] == 0x2D, b[7] == 0x2D, endsAt(10),
+           let y1 = two(0), let y2 = two(2), let m = two(5), let d = two(8) {
+            return (y1 * 100 + y2, m, d)
+        }
+        if n >= 8, endsAt(8), let y1 = two(0), let y2 = two(2), let m = two(4), let d = two(6) {
+            return (y1 * 100 + y2, m, d)
+        }
+        if n == 6, b[0] == 0x2D, b[1] == 0x2D, let m = two(2), let d = two(4) { return (nil, m, d) }
+        if n == 7, b[0] == 0x2D, b[1] == 0x2D, b[4] == 0x2D, let m = two(2), let d = two(5) { return (nil, m, d) }
+        return nil
+    }
+
+    private static func finish(year: Int?, month: Int?, day: Int?, text: String, property: String, omitYear: Int?,
+                               calendar: BirthdayCalendar) -> Reading {
         guard var y = year ?? (month != nil ? -1 : nil), let m = month, let d = day else {
             return .invalid("\(property) \"\(text)\" is not a date")
         }
@@ -69,9 +107,13 @@ extension StringProtocol {
     func trimmingWhitespace() -> String {
         let utf8 = self.utf8
         if let first = utf8.first, first > 0x20, first < 0x80 {
-            var last = first
-            for byte in utf8 { last = byte }
-            if last > 0x20, last < 0x80 { return String(self) }
+            // The last byte: read in place when the text is contiguous (a native String).
+            let last = utf8.withContiguousStorageIfAvailable { $0.last } ?? {
+                var last = first
+                for byte in utf8 { last = byte }
+                return last
+            }()
+            if let last, last > 0x20, last < 0x80 { return String(self) }
         }
         guard let first = firstIndex(where: { !$0.isWhitespace }),
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }

@@ -143,9 +143,8 @@ public struct VCardReader {
             cardNumber += 1
             card = CardBuilder(number: cardNumber)
         case .end where logical.valueIs("VCARD"):
-            if let done = card {
+            if let done = card.take() {  // moved out, not copied
                 emit(done.build())
-                card = nil
             }
         default:
             guard card != nil else { return }
@@ -169,27 +168,32 @@ enum PropertyName: UInt8 {
 
     static let beginBytes: [UInt8] = Array("BEGIN".utf8)
 
-    private static let table: [([UInt8], PropertyName)] = ([
-        ("BEGIN", .begin), ("END", .end), ("VERSION", .version), ("UID", .uid), ("FN", .fn), ("N", .n),
-        ("BDAY", .bday), ("X-ALTBDAY", .altBday), ("ANNIVERSARY", .anniversary),
-        ("X-ANNIVERSARY", .anniversary), ("X-EVOLUTION-ANNIVERSARY", .anniversary),
-        ("X-MS-ANNIVERSARY", .anniversary), ("X-KADDRESSBOOK-X-ANNIVERSARY", .anniversary),
-        ("TEL", .tel), ("EMAIL", .email),
-        ("CATEGORIES", .categories), ("LANG", .lang), ("AGENT", .agent),
-        ("PHOTO", .dropped), ("LOGO", .dropped), ("SOUND", .dropped), ("KEY", .dropped),
-    ] as [(String, PropertyName)]).map { (Array($0.0.utf8), $0.1) }
-
-    /// Classifies the name at the start of a line (group prefix removed, any case).
+    /// Classifies the name at the start of a line (group prefix removed, any
+    /// case): compared only with the names of its length, no table walked.
     static func classify(_ name: UnsafeBufferPointer<UInt8>) -> PropertyName {
-        for (bytes, value) in table where bytes.count == name.count {
-            var equal = true
-            for i in 0..<bytes.count where asciiUpper(name[i]) != bytes[i] {
-                equal = false
-                break
-            }
-            if equal { return value }
+        func equals(_ word: StaticString) -> Bool {
+            let target = word.utf8Start
+            for i in 0..<name.count where asciiUpper(name[i]) != target[i] { return false }
+            return true
         }
-        return .other
+        switch name.count {
+        case 1: return equals("N") ? .n : .other
+        case 2: return equals("FN") ? .fn : .other
+        case 3: return equals("END") ? .end : equals("UID") ? .uid : equals("TEL") ? .tel : equals("KEY") ? .dropped : .other
+        case 4: return equals("BDAY") ? .bday : equals("LANG") ? .lang : equals("LOGO") ? .dropped : .other
+        case 5:
+            return equals("BEGIN") ? .begin : equals("EMAIL") ? .email : equals("AGENT") ? .agent
+                : equals("PHOTO") || equals("SOUND") ? .dropped : .other
+        case 7: return equals("VERSION") ? .version : .other
+        case 9: return equals("X-ALTBDAY") ? .altBday : .other
+        case 10: return equals("CATEGORIES") ? .categories : .other
+        case 11: return equals("ANNIVERSARY") ? .anniversary : .other
+        case 13: return equals("X-ANNIVERSARY") ? .anniversary : .other
+        case 16: return equals("X-MS-ANNIVERSARY") ? .anniversary : .other
+        case 23: return equals("X-EVOLUTION-ANNIVERSARY") ? .anniversary : .other
+        case 28: return equals("X-KADDRESSBOOK-X-ANNIVERSARY") ? .anniversary : .other
+        default: return .other
+        }
     }
 
     /// Whether `line` starts with `prefix` in any case.
@@ -216,26 +220,35 @@ struct RawProperty {
         for (name, value) in parameters {
             if name == "PREF" { flags.preferred = true; continue }
             guard name == "TYPE" else { continue }
-            for item in value.utf8.split(separator: 0x2C) {
-                switch item.count {
-                case 4:
-                    if matchesUpper(item, "CELL") { flags.cell = true }
-                    else if matchesUpper(item, "HOME") { flags.home = true }
-                    else if matchesUpper(item, "WORK") { flags.work = true }
-                    else if matchesUpper(item, "PREF") { flags.preferred = true }
-                case 6:
-                    if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
-                default:
-                    break
+            // The comma-separated items, read in place (no array of slices).
+            func scan<C: Collection<UInt8>>(_ bytes: C) where C.Index == Int {
+                var start = bytes.startIndex
+                while start < bytes.endIndex {
+                    var end = start
+                    while end < bytes.endIndex, bytes[end] != 0x2C { end += 1 }
+                    let item = bytes[start..<end]
+                    switch item.count {
+                    case 4:
+                        if matchesUpper(item, "CELL") { flags.cell = true }
+                        else if matchesUpper(item, "HOME") { flags.home = true }
+                        else if matchesUpper(item, "WORK") { flags.work = true }
+                        else if matchesUpper(item, "PREF") { flags.preferred = true }
+                    case 6:
+                        if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
+                    default:
+                        break
+                    }
+                    start = end + 1
                 }
             }
+            if value.utf8.withContiguousStorageIfAvailable({ scan($0) }) == nil { scan(Array(value.utf8)) }
         }
         return flags
     }
 
     var isPreferred: Bool { typeFlags.preferred }
 
-    private func matchesUpper(_ bytes: Substring.UTF8View.SubSequence, _ word: StaticString) -> Bool {
+    private func matchesUpper<C: Collection<UInt8>>(_ bytes: C, _ word: StaticString) -> Bool {
         var index = 0
         let pointer = word.utf8Start
         for byte in bytes {
@@ -311,10 +324,10 @@ struct LogicalLine {
         if !bytes.isEmpty { bytes.removeLast() }
     }
 
-    func valueIs(_ word: String) -> Bool {
+    func valueIs(_ word: StaticString) -> Bool {
         guard let colon else { return false }
         let value = bytes[(colon + 1)...]
-        let target = Array(word.utf8)
+        let target = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         var trimmed = value[...]
         while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
         guard trimmed.count == target.count else { return false }
@@ -347,13 +360,14 @@ struct LogicalLine {
             || LogicalLine.contains(word: LogicalLine.encodingB, in: bytes, upTo: end)
     }
 
-    private static let qp = Array("QUOTED-PRINTABLE".utf8)
-    private static let base64 = Array("BASE64".utf8)
-    private static let encodingB = Array("ENCODING=B".utf8)
+    private static let qp: StaticString = "QUOTED-PRINTABLE"
+    private static let base64: StaticString = "BASE64"
+    private static let encodingB: StaticString = "ENCODING=B"
 
     /// Whether the parameters (`bytes[..<end]`) hold `word` in any case. A line
     /// without parameters (no ';') is answered without a scan.
-    private static func contains(word: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+    private static func contains(word: StaticString, in bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+        let word = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         let end = min(end, bytes.count)
         guard end >= word.count, let base = bytes.baseAddress, memchr(base, 0x3B, end) != nil else { return false }
         let first = word[0]
@@ -367,7 +381,7 @@ struct LogicalLine {
     /// Splits the assembled line into parameters and value.
     func property() -> RawProperty {
         let colon = self.colon ?? bytes.count
-        var parameters: [(String, String)] = []
+        var parameters: [(name: String, value: String)] = []
         // Parameters start after the name (first ';' before the colon).
         var index = 0
         while index < colon, bytes[index] != 0x3B { index += 1 }

@@ -32,6 +32,9 @@ public final class ImportSession {
     private var unmatchedByName: [String: [String]] = [:]
     private var seen: Set<String> = []
     private var deferred: [PreparedCard] = []
+    /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
+    private var insertStatement: RawStatement?
+    private var updateStatement: RawStatement?
     public private(set) var summary = ImportSummary()
 
     init(db: Database, source: String, now: Int64, includeByDefault: Bool) throws {
@@ -49,13 +52,20 @@ public final class ImportSession {
             existing[id] = (rowSource, row[2])
             if rowSource == source, !hasUID { unmatchedByName[normName, default: []].append(id) }
         }
+        seen.reserveCapacity(existing.count)
+    }
+
+    /// Makes room for about `count` cards up front, so the set of ids read is
+    /// not rehashed again and again while a large source streams in.
+    public func expectCards(_ count: Int) {
+        seen.reserveCapacity(count)
     }
 
     /// Adds one entry of the stream.
     public func add(_ entry: ImportEntry) throws {
         switch entry {
         case .skipped(let problem): skip(problem)
-        case .card(let card, _): try add(PreparedCard(card, source: source))
+        case .card(let card, _): try add(card: card)
         }
     }
 
@@ -69,28 +79,42 @@ public final class ImportSession {
 
     /// Adds a card prepared (possibly on another thread) for this source.
     public func add(_ prepared: PreparedCard) throws {
-        let prepared = prepared.source == source ? prepared : PreparedCard(prepared.card, source: source)
-        let card = prepared.card
-        if card.hasUID || existing[card.id] != nil || unmatchedByName[prepared.normName] == nil {
-            try upsert(prepared, id: card.id)
+        try add(card: prepared.card, columns: prepared.columns)
+    }
+
+    /// Adds one card: its column values are computed here, and the card is
+    /// only read (not copied) unless it has to wait for the end of the source.
+    public func add(card: borrowing ContactCard) throws {
+        try add(card: card, columns: CardColumns(card))
+    }
+
+    private func add(card: borrowing ContactCard, columns: CardColumns) throws {
+        if card.hasUID || existing[card.id] != nil || unmatchedByName[columns.normName] == nil {
+            try upsert(card, columns, id: card.id)
         } else {
             // A UID-less card whose id changed (new email?): matched by name at the end.
-            deferred.append(prepared)
+            deferred.append(PreparedCard(copy card, columns: columns, source: source))
         }
     }
 
     /// Ids this source holds, as read so far.
     var seenIDs: Set<String> { seen }
 
+    /// Hands over the ids read, once the session is done with them.
+    func takeSeenIDs() -> Set<String> {
+        defer { seen = [] }
+        return seen
+    }
+
     /// Ends the source: resolves the deferred name matches.
     func finish() throws {
         for prepared in deferred {
             var id = prepared.card.id
-            let candidates = (unmatchedByName[prepared.normName] ?? []).filter { !seen.contains($0) }
+            let candidates = (unmatchedByName[prepared.columns.normName] ?? []).filter { !seen.contains($0) }
             if candidates.count == 1, existing[id] == nil, !seen.contains(id) {
                 id = candidates[0]
             }
-            try upsert(prepared, id: id)
+            try upsert(prepared.card, prepared.columns, id: id)
         }
         deferred.removeAll()
     }
@@ -107,8 +131,7 @@ public final class ImportSession {
         summary.removed += gone.count
     }
 
-    private func upsert(_ encoded: PreparedCard, id: String) throws {
-        let card = encoded.card
+    private func upsert(_ card: borrowing ContactCard, _ encoded: CardColumns, id: String) throws {
         let alreadySeen = !seen.insert(id).inserted
         // `existing` is the database before this import; a card whose id came
         // earlier in this import (a duplicate) updates the row written then.
@@ -117,7 +140,7 @@ public final class ImportSession {
                 summary.unchanged += 1
                 return
             }
-            var update = try RawStatement(db, sql: """
+            if updateStatement == nil { updateStatement = try RawStatement(db, sql: """
                 UPDATE contact SET source = ?, name = ?, norm_name = ?, first_name = ?, has_uid = ?,
                     bday_month = ?, bday_day = ?, bday_year = ?, bday_calendar = ?, bday_text = ?,
                     anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, card_hash = ?,
@@ -127,8 +150,11 @@ public final class ImportSession {
                     included_at = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
                                        THEN ?17 ELSE included_at END
                 WHERE id = ?18
-                """)
-            encoded.bind(to: &update)
+                """) }
+            // Bound through a local: one access to the stored property, not one per value.
+            var update = updateStatement.take()!
+            defer { updateStatement = update }
+            encoded.bind(card, source: source, to: &update)
             update.bind(now)
             update.bind(id)
             update.bindAt(1000, includeByDefault)
@@ -137,13 +163,15 @@ public final class ImportSession {
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
-            var insert = try RawStatement(db, sql: """
+            if insertStatement == nil { insertStatement = try RawStatement(db, sql: """
                 INSERT INTO contact (source, name, norm_name, first_name, has_uid, bday_month, bday_day,
                     bday_year, bday_calendar, bday_text, anniversary, phones, emails, categories, lang,
                     card_hash, updated_at, id, decision, included_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            encoded.bind(to: &insert)
+                """) }
+            var insert = insertStatement.take()!
+            defer { insertStatement = insert }
+            encoded.bind(card, source: source, to: &insert)
             insert.bind(now)
             insert.bind(id)
             insert.bind(include ? Int64(1) : nil)
@@ -155,12 +183,29 @@ public final class ImportSession {
     }
 }
 
-/// A card's column values for one source, and a hash of them to tell
-/// "unchanged" cheaply. Built wherever is convenient (the import builds them
-/// on its parsing thread) and handed to `ImportSession.add(_:)`.
-public struct PreparedCard: Sendable {
+/// A card handed to `ImportSession.add(_:)`, with its column values computed
+/// wherever was convenient (possibly another thread). A class, so handing it
+/// on is one reference count, not one per string it holds.
+public final class PreparedCard: Sendable {
     let source: String
     public let card: ContactCard
+    let columns: CardColumns
+
+    public init(_ card: ContactCard, source: String) {
+        self.source = source
+        self.card = card
+        columns = CardColumns(card)
+    }
+
+    init(_ card: ContactCard, columns: CardColumns, source: String) {
+        self.source = source
+        self.card = card
+        self.columns = columns
+    }
+}
+
+/// A card's column values, and a hash of them to tell "unchanged" cheaply.
+struct CardColumns: Sendable {
     let normName: String
     let birthdayMonth: Int?
     let phones: String
@@ -169,21 +214,23 @@ public struct PreparedCard: Sendable {
     let anniversary: String?
     let hash: Int64
 
-    public init(_ card: ContactCard, source: String) {
-        self.source = source
-        self.card = card
+    init(_ card: borrowing ContactCard) {
         normName = ContactIdentity.normalizedName(card.name)
         birthdayMonth = card.birthday?.month
+        // Appended piece by piece: no temporary strings.
         var phones = ""
         for phone in card.phones {
             if !phones.isEmpty { phones += "\n" }
-            phones += phone.kind.rawValue + (phone.preferred ? "\t1\t" : "\t0\t") + phone.number
+            phones += phone.kind.rawValue
+            phones += phone.preferred ? "\t1\t" : "\t0\t"
+            phones += phone.number
         }
         self.phones = phones
         var emails = ""
         for email in card.emails {
             if !emails.isEmpty { emails += "\n" }
-            emails += (email.preferred ? "1\t" : "0\t") + email.address
+            emails += email.preferred ? "1\t" : "0\t"
+            emails += email.address
         }
         self.emails = emails
         categories = card.categories.joined(separator: "\n")
@@ -209,7 +256,7 @@ public struct PreparedCard: Sendable {
     }
 
     /// Binds the 16 card columns, in the order the INSERT and UPDATE name them.
-    func bind(to statement: inout RawStatement) {
+    func bind(_ card: borrowing ContactCard, source: String, to statement: inout RawStatement) {
         let birthday = card.birthday
         statement.bind(source)
         statement.bind(card.name)
@@ -235,9 +282,14 @@ struct FNV1a {
     private(set) var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
     mutating func add(_ text: String) {
-        for byte in text.utf8 {
-            state ^= UInt64(byte)
-            state &*= 0x100_0000_01b3
+        var text = text
+        state = text.withUTF8 { bytes in
+            var state = self.state
+            for byte in bytes {
+                state ^= UInt64(byte)
+                state &*= 0x100_0000_01b3
+            }
+            return state
         }
         state ^= 0xFF
         state &*= 0x100_0000_01b3

@@ -6,22 +6,29 @@ import GRDBSQLite
 /// For the hot loops only (import, and later the delivery ledger): GRDB's
 /// `StatementArguments` boxes every value, which costs more than the insert
 /// itself at 100k rows. Values are bound by position, 1-based.
+///
+/// Text values are bound without a copy (`SQLITE_STATIC`): `bind(_:)` keeps
+/// the String, and `execute()` binds its bytes in place only while running
+/// the statement, then resets and clears the bindings, so SQLite never holds
+/// a pointer past the String's lifetime.
 struct RawStatement {
+    private let statement: Statement
     private let handle: OpaquePointer
-    private let db: Database
     private var index: Int32 = 0
+    /// Texts bound so far (position, value), bound for real in `execute()`.
+    private var texts: [(position: Int32, text: String)] = []
 
     init(_ db: Database, sql: String) throws {
-        self.db = db
-        handle = try db.cachedStatement(sql: sql).sqliteStatement
+        statement = try db.cachedStatement(sql: sql)
+        handle = statement.sqliteStatement
     }
 
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    private static let staticText = unsafeBitCast(0, to: sqlite3_destructor_type.self)
 
     mutating func bind(_ text: String?) {
         index += 1
         guard let text else { sqlite3_bind_null(handle, index); return }
-        _ = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), RawStatement.transient) }
+        texts.append((index, text))
     }
 
     mutating func bind(_ value: Int64?) {
@@ -53,11 +60,23 @@ struct RawStatement {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
             index = 0
+            texts.removeAll(keepingCapacity: true)
         }
-        let code = sqlite3_step(handle)
+        let code = withTextsBound(from: 0) { sqlite3_step(handle) }
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code),
                                 message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))))
+        }
+    }
+
+    /// Binds `texts[from...]` in place, each valid for the whole of `body`
+    /// (nested `withCString` scopes), then runs `body`.
+    private func withTextsBound(from first: Int, _ body: () -> Int32) -> Int32 {
+        guard first < texts.count else { return body() }
+        let (position, text) = texts[first]
+        return text.withCString { pointer in
+            _ = sqlite3_bind_text(handle, position, pointer, Int32(text.utf8.count), RawStatement.staticText)
+            return withTextsBound(from: first + 1, body)
         }
     }
 }

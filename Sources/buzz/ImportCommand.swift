@@ -35,24 +35,28 @@ struct ImportCommand: ParsableCommand {
             try store.importSources(sources.map(\.identifier), prune: prune, now: context.now,
                                     includeByDefault: context.config.contacts.includeByDefault) { identifier, session in
                 guard let source = sources.first(where: { $0.identifier == identifier }) else { return }
-                // Two cores, two stages: a thread reads, parses and prepares cards
-                // while this one writes them to the database.
+                // A card is a few hundred bytes; the cap bounds the guess for photo-laden files.
+                session.expectCards(min(source.totalBytes / 256, 1 << 18))
+                // Two cores, two stages: a thread reads and parses cards while this
+                // one prepares their column values and writes them to the database
+                // (parsing is the heavier stage, so preparing sits on this side).
                 let pipe = EntryPipe()
                 let reader = Thread { source.produce(into: pipe) }
                 reader.start()
                 do {
                     while let (items, bytes) = try pipe.take() {
                         for item in items {
-                            switch item.entry {
-                            case .card(_, let cardProblems):
+                            switch item.payload {
+                            case .card(let card, let cardProblems):
                                 for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
-                                if let prepared = item.prepared { try session.add(prepared) } else { try session.add(item.entry) }
+                                try session.add(card: card)
                             case .skipped(let problem):
                                 printWarning("\(item.file): \(problem); skipped")
                                 session.skip(problem)
                             }
                         }
                         progress.advance(bytes: bytes)
+                        pipe.giveBack(items)
                     }
                 } catch {
                     pipe.cancel()
@@ -177,24 +181,26 @@ struct ContactSource {
         throw CLIError.request("\(shown): not a vCard file (no BEGIN:VCARD) nor a Google Contacts CSV export")
     }
 
-    /// Reads every file into `pipe` in batches, preparing cards for the store;
-    /// runs on the reading thread and always ends the pipe.
+    /// Reads every file into `pipe` in batches; runs on the reading thread and
+    /// always ends the pipe.
     func produce(into pipe: EntryPipe) {
         var batch: [EntryPipe.Item] = []
         var bytes = 0
         batch.reserveCapacity(EntryPipe.batchSize)
         do {
             try read(bytesRead: { bytes += $0 }) { file, entry in
-                var prepared: PreparedCard?
-                if case .card(let card, _) = entry { prepared = PreparedCard(card, source: identifier) }
-                batch.append(EntryPipe.Item(file: file, entry: entry, prepared: prepared))
+                switch entry {
+                case .card(let card, let problems):
+                    batch.append(EntryPipe.Item(file: file, payload: .card(card, problems: problems)))
+                case .skipped(let problem):
+                    batch.append(EntryPipe.Item(file: file, payload: .skipped(problem)))
+                }
                 if batch.count == EntryPipe.batchSize {
-                    guard pipe.put(batch, bytes: bytes) else { throw CancellationError() }
-                    batch.removeAll(keepingCapacity: true)
+                    guard pipe.put(&batch, bytes: bytes) else { throw CancellationError() }
                     bytes = 0
                 }
             }
-            _ = pipe.put(batch, bytes: bytes)
+            _ = pipe.put(&batch, bytes: bytes)
             pipe.finish(error: nil)
         } catch {
             pipe.finish(error: error)
@@ -263,29 +269,56 @@ struct ContactSource {
 /// `condition` is locked.
 final class EntryPipe: @unchecked Sendable {
     struct Item: Sendable {
+        enum Payload: Sendable {
+            /// A card and the problems that did not stop it. `indirect`: the
+            /// card is boxed, so handing an item on is one reference count.
+            indirect case card(ContactCard, problems: [CardProblem])
+            case skipped(CardProblem)
+        }
+
         var file: String
-        var entry: ImportEntry
-        var prepared: PreparedCard?
+        var payload: Payload
     }
 
-    static let batchSize = 256
-    private static let capacity = 8
+    static let batchSize = 128
+    private static let capacity = 4
 
     private let condition = NSCondition()
     private var queue: [(items: [Item], bytes: Int)] = []
+    /// Batches the writer is done with, going back to the reading thread: the
+    /// cards are freed on the thread that allocated them (glibc's malloc then
+    /// frees into that thread's own arena, instead of the writer taking the
+    /// reader's arena lock for every string), and the batch buffer is reused.
+    private var returned: [[Item]] = []
     private var finished = false
     private var cancelled = false
     private var failure: (any Error)?
 
-    /// Adds a batch, waiting while the pipe is full; false once the reader cancelled.
-    func put(_ items: [Item], bytes: Int) -> Bool {
+    /// Adds the batch, waiting while the pipe is full; false once the reader
+    /// cancelled. `items` comes back empty (a returned batch, emptied here on
+    /// the caller's thread, or a new one), ready for the next cards.
+    func put(_ items: inout [Item], bytes: Int) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
         while queue.count >= EntryPipe.capacity, !cancelled { condition.wait() }
-        if cancelled { return false }
-        queue.append((items, bytes))
+        if cancelled {
+            condition.unlock()
+            return false
+        }
+        var full = returned.popLast() ?? []
+        swap(&items, &full)
+        queue.append((full, bytes))
         condition.broadcast()
+        condition.unlock()
+        items.removeAll(keepingCapacity: true)
+        if items.capacity < EntryPipe.batchSize { items.reserveCapacity(EntryPipe.batchSize) }
         return true
+    }
+
+    /// Hands a processed batch back to the reading thread (see `returned`).
+    func giveBack(_ items: [Item]) {
+        condition.lock()
+        if returned.count <= EntryPipe.capacity { returned.append(items) }
+        condition.unlock()
     }
 
     /// Ends the stream, with the error that stopped it if any.

@@ -35,8 +35,17 @@ func card(bday line: String) -> ContactCard? {
         ("item1.BDAY:1990-03-15", "1990-03-15"),
         ("BDAY: 1990-03-15 ", "1990-03-15"),
         ("BDAY:2000-02-29", "2000-02-29"),
-    ])
-    func bdayForms(_ line: String, _ expected: String) throws {
+        // Next to the four common forms (read in place), the general reading.
+        ("BDAY:1990-03-15t10:00", "1990-03-15"),
+        ("BDAY:19900315T", "1990-03-15"),
+        ("BDAY:1990-3-5", "1990-03-05"),
+        ("BDAY:--0315T1000", "--03-15"),
+        ("BDAY:--3-15", nil),
+        ("BDAY:1990-03-15x", nil),
+        ("BDAY:199003150", nil),
+        ("BDAY:--03150", nil),
+    ] as [(String, String?)])
+    func bdayForms(_ line: String, _ expected: String?) throws {
         let parsed = try #require(card(bday: line))
         #expect(parsed.birthday?.description == expected)
     }
@@ -233,6 +242,75 @@ func card(bday line: String) -> ContactCard? {
         #expect(fromN.firstName == "John")
     }
 
+    @Test func sha256AroundThePaddingBoundary() {
+        // One and two padding blocks: lengths next to 56 and 64 bytes mod 64.
+        let expected = [
+            55: "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072",
+            56: "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e",
+            63: "75220b47218278e656f2013bb8f0c455a25eaf01e86c64924e9d48d89776d6f2",
+            64: "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c",
+            119: "000b48d4edf0fa7bee3c6236ecd2785baa5db4eeb8bb54341b029e0d9fa5fb0c",
+            120: "13f05a0b594787f5ecd315edc96141bd3243203d1b7d4f0836f37308b276ba98",
+        ]
+        for (count, digest) in expected {
+            #expect(SHA256.hex([UInt8](repeating: 0x78, count: count)) == digest, "\(count) bytes")
+        }
+    }
+
+    /// The rule `normalizedName` implements, written the plain way.
+    private static func referenceNormalizedName(_ name: String) -> String {
+        var out = ""
+        var pendingSpace = false
+        for scalar in name.lowercased().unicodeScalars {
+            if scalar == " " || (scalar.value >= 0x09 && scalar.value <= 0x0D) || scalar.value == 0xA0 {
+                pendingSpace = !out.isEmpty
+            } else {
+                if pendingSpace { out.unicodeScalars.append(" ") }
+                pendingSpace = false
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    @Test(arguments: [
+        "Jane DOE", "  Jane\t\tDoe \n", "ÀÉÎÕÜ Ø Þ × ß ÿ µ", "José\u{A0}\u{A0}GARCÍA\u{A0}", "ÄÖÜ straße",
+        "ΟΔΥΣΣΕΥΣ", "Ǆemal İnce", "ДМИТРИЙ Ёлкин", "e\u{301}E\u{301}", "Zoë\u{A0}O'Brien", "\u{A0}", "", "Å\u{A0}b",
+    ])
+    func normalizedNameLowercasesAndCollapses(_ name: String) {
+        #expect(ContactIdentity.normalizedName(name) == VCardTests.referenceNormalizedName(name))
+    }
+
+    @Test func invalidUTF8IsReadAsWindows1252() throws {
+        // "Ren\xE9e" (Latin-1 bytes, no CHARSET) and a valid UTF-8 name side by side.
+        var bytes = Array("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ren".utf8) + [0xE9] + Array("e\r\nEND:VCARD\r\n".utf8)
+        bytes += Array("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Renée\r\nEND:VCARD\r\n".utf8)
+        var reader = VCardReader()
+        var names: [String] = []
+        bytes.withUnsafeBytes { reader.feed($0) { if case .card(let c, _) = $0 { names.append(c.name) } } }
+        reader.finish { if case .card(let c, _) = $0 { names.append(c.name) } }
+        #expect(names == ["Renée", "Renée"])
+    }
+
+    @Test func propertyNamesAreClassifiedInAnyCase() {
+        let expected: [(String, PropertyName)] = [
+            ("BEGIN", .begin), ("END", .end), ("VERSION", .version), ("UID", .uid), ("FN", .fn), ("N", .n),
+            ("BDAY", .bday), ("X-ALTBDAY", .altBday), ("ANNIVERSARY", .anniversary), ("X-ANNIVERSARY", .anniversary),
+            ("X-EVOLUTION-ANNIVERSARY", .anniversary), ("X-MS-ANNIVERSARY", .anniversary),
+            ("X-KADDRESSBOOK-X-ANNIVERSARY", .anniversary), ("TEL", .tel), ("EMAIL", .email),
+            ("CATEGORIES", .categories), ("LANG", .lang), ("AGENT", .agent), ("PHOTO", .dropped), ("LOGO", .dropped),
+            ("SOUND", .dropped), ("KEY", .dropped),
+            ("", .other), ("X", .other), ("NOTE", .other), ("ADR", .other), ("ORG", .other), ("BDAYS", .other),
+            ("X-ALTBDAX", .other), ("CATEGORIEZ", .other), ("X-MS-ANNIVERSARX", .other), ("FNN", .other),
+        ]
+        for (name, kind) in expected {
+            for form in [name, name.lowercased(), name.prefix(1).lowercased() + name.dropFirst()] {
+                let bytes = Array(form.utf8)
+                #expect(bytes.withUnsafeBufferPointer(PropertyName.classify) == kind, "\(form)")
+            }
+        }
+    }
+
     @Test func sha256KnownVectors() {
         #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
@@ -261,6 +339,15 @@ func card(bday line: String) -> ContactCard? {
         #expect(parsed.phones.first?.preferred == true)
         #expect(parsed.emails.map(\.preferred) == [true, true])
         #expect(parsed.language == "de-AT")
+    }
+
+    @Test func telAndMailtoPrefixesAreDroppedInAnyCase() throws {
+        let text = "BEGIN:VCARD\nFN:P\nTEL:Tel:+1 555\nTEL:TEL:\nTEL:tel\nEMAIL:mailto:a@example.org\n"
+            + "EMAIL:MAILTO:\nEMAIL:Mailto:b@example.org\nEMAIL:mail:c@example.org\nEND:VCARD\n"
+        let parsed = try #require(cards(text).first)
+        // A prefix with nothing after it is kept as the value.
+        #expect(parsed.phones.map(\.number) == ["+1 555", "TEL:", "tel"])
+        #expect(parsed.emails.map(\.address) == ["a@example.org", "MAILTO:", "b@example.org", "mail:c@example.org"])
     }
 
     @Test func oversizedCardIsSkipped() {
