@@ -16,6 +16,7 @@ PROG='run-send-bench'
 . "$HERE/lib.sh"
 
 RUNS=${BENCH_RUNS:-10}
+WARMUP=${BENCH_WARMUP:-3}                   # untimed runs of each tool before its timed ones
 SINK=${BENCH_SINK:-auto}                   # auto | nginx | python
 TIMER=${BENCH_TIMER:-auto}                 # auto | hyperfine | bash
 MESSAGE=${BENCH_MESSAGE:-hello}
@@ -29,6 +30,7 @@ REPORT=$OUT/last-send-report.txt
 case $SINK in auto | nginx | python) ;; *) die "BENCH_SINK must be auto, nginx or python (got $SINK)" ;; esac
 case $TIMER in auto | hyperfine | bash) ;; *) die "BENCH_TIMER must be auto, hyperfine or bash (got $TIMER)" ;; esac
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer (got $RUNS)"
+[[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got $WARMUP)"
 
 mkdir -p "$OUT"
 
@@ -123,7 +125,7 @@ time_runs() {
     if [ "$TIMER" = hyperfine ]; then
         local json=$TMPROOT/$name.json
         rc=0
-        hyperfine -N --runs "$RUNS" --style basic --time-unit millisecond \
+        hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic --time-unit millisecond \
             --export-json "$json" --command-name "$name" "$(printf '%q ' "$@")" >&2 || rc=$?
         if [ "$rc" -ne 0 ]; then
             log "hyperfine failed for $name (exit $rc); one more run to show why:"
@@ -136,6 +138,7 @@ for t in json.load(open(sys.argv[1]))["results"][0]["times"]:
     print("%.3f" % (t * 1000))
 PY
     else
+        for ((i = 0; i < WARMUP; i++)); do run_once "$name" "$@"; done
         for ((i = 0; i < RUNS; i++)); do
             rc=0
             t0=$EPOCHREALTIME
@@ -178,14 +181,14 @@ cat "$BUZZ" >/dev/null
 base=$(sink_lines)
 log "buzz send ($RUNS runs, $TIMER)"
 time_runs buzz "$TMPROOT/buzz.times" "${BUZZ_CMD[@]}"
-check_phase "buzz send" "$base" "$RUNS" 1 >/dev/null
-BUZZ_REQS=$RUNS
+check_phase "buzz send" "$base" "$((WARMUP + RUNS))" 1 >/dev/null
+BUZZ_REQS=$((WARMUP + RUNS))
 
 base=$(sink_lines)
 log "apprise $APPRISE_HAVE ($RUNS runs, $TIMER)"
 time_runs apprise "$TMPROOT/apprise.times" "${APPRISE_CMD[@]}"
-check_phase "apprise" "$base" "$RUNS" 0 >/dev/null
-APPRISE_REQS=$RUNS
+check_phase "apprise" "$base" "$((WARMUP + RUNS))" 0 >/dev/null
+APPRISE_REQS=$((WARMUP + RUNS))
 TIMED_TOTAL=$(sink_lines)
 
 # Peak RSS: one more run of each (two more requests, checked as well).
@@ -214,10 +217,10 @@ read -r A_MED A_MIN A_MAX _ < <(stats "$TMPROOT/apprise.times")
     echo "buzz: $BUZZ ($BUZZ_BYTES bytes, $BUZZ_LINK)"
     echo "apprise: $APPRISE_HAVE, $("$VENV/bin/python" -c 'import platform; print("Python", platform.python_version())')"
     echo "sink: $SINK_DESC, http://127.0.0.1:$PORT$URL_PATH"
-    echo "timer: $TIMER, $RUNS runs each, no warm-up; message \"$MESSAGE\""
+    echo "timer: $TIMER, $RUNS timed runs each after $WARMUP untimed warm-up runs; message \"$MESSAGE\""
     echo "  buzz --config FILE send --channel hook \"$MESSAGE\""
     echo "  apprise -b \"$MESSAGE\" json://127.0.0.1:$PORT$URL_PATH"
-    echo "sink received: buzz $BUZZ_REQS, apprise $APPRISE_REQS ($TIMED_TOTAL timed in all; +1 each for the RSS runs), all POST $URL_PATH -> 200"
+    echo "sink received: buzz $BUZZ_REQS, apprise $APPRISE_REQS ($TIMED_TOTAL with the warm-ups; +1 each for the RSS runs), all POST $URL_PATH -> 200"
     echo "  buzz: Idempotency-Key on every request, all distinct (e.g. $BUZZ_KEY_SAMPLE); User-Agent $BUZZ_UA; body $BUZZ_BODY bytes"
     echo "  apprise: User-Agent $APPRISE_UA; body $APPRISE_BODY bytes"
     echo "buzz runs (ms): $(tr '\n' ' ' <"$TMPROOT/buzz.times")"
