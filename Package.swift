@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
         .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
-        .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz"]),
+        .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
     ]
 )

@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import Foundation
+import GRDB
 import Testing
 @testable import BuzzStore
 
@@ -95,5 +96,42 @@ import Testing
         #expect(try ledger.row(eventID: "a/0/2027-03-15", channel: "c")?.attempts == 0)
         #expect(try ledger.retry(eventIDs: nil, now: 20) == 1)
         #expect(try ledger.retry(eventIDs: nil, now: 20) == 0)
+    }
+}
+
+/// Migration v2 rebuilds the delivery table (its state CHECK as comparisons).
+@Suite struct LedgerMigrationTests {
+    @Test func v2KeepsEveryRowAndStillRejectsUnknownStates() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-v2-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/buzz.sqlite"
+        do {
+            // A data dir as v1 left it, with a row in each state.
+            let queue = try DatabaseQueue(path: path)
+            try BuzzDatabase.migrator.migrate(queue, upTo: "v1")
+            try queue.write { db in
+                for (index, state) in ["pending", "sending", "sent", "retrying", "failed", "missed", "skipped"].enumerated() {
+                    try db.execute(sql: """
+                        INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
+                                              next_attempt_at, sent_at, created_at, updated_at)
+                        VALUES (?, 'hook', 'c', 'ask', ?, ?, 2, 'HTTP 500', 7, NULL, 1, 2)
+                        """, arguments: ["e\(index)", state, 100 + index])
+                }
+            }
+        }
+        let database = try BuzzDatabase(directory: directory)
+        let ledger = SQLiteLedger(database)
+        let row = try #require(try ledger.row(eventID: "e3", channel: "hook"))
+        #expect(row.state == .retrying && row.attempts == 2 && row.fireAt == 103 && row.lastError == "HTTP 500")
+        #expect(try ledger.unfinished().map(\.eventID) == ["e0", "e1", "e3"])
+        #expect(throws: (any Error).self) {
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: """
+                    INSERT INTO delivery (event_id, channel, contact_id, state, fire_at, created_at, updated_at)
+                    VALUES ('bad', 'hook', 'c', 'bogus', 1, 1, 1)
+                    """)
+            }
+        }
     }
 }
