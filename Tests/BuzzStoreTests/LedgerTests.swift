@@ -125,6 +125,10 @@ import Testing
         let row = try #require(try ledger.row(eventID: "e3", channel: "hook"))
         #expect(row.state == .retrying && row.attempts == 2 && row.fireAt == 103 && row.lastError == "HTTP 500")
         #expect(try ledger.unfinished().map(\.eventID) == ["e0", "e1", "e3"])
+        let indexes = try database.writeWithoutTransaction { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'delivery' AND sql IS NOT NULL")
+        }
+        #expect(indexes.isEmpty)
         #expect(throws: (any Error).self) {
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: """
