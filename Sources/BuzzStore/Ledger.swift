@@ -34,8 +34,7 @@ public final class SQLiteLedger: DeliveryLedger {
         case 1:
             try save(rows[0], now: now)
         case 2:
-            // One statement is atomic by itself, and SQLite builds the scratch table
-            // for the `state IN (...)` check once per statement, not once per row.
+            // One statement is atomic by itself: no BEGIN/COMMIT round trips.
             try database.writeWithoutTransaction { db in
                 var statement = try RawStatement(db, sql: Self.pairUpsertSQL)
                 Self.bind(rows[0], to: &statement)
