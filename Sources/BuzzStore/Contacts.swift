@@ -31,6 +31,10 @@ public final class ImportSession {
     /// UID-less contacts of this source, by normalized name, not yet matched in this import.
     private var unmatchedByName: [String: [String]] = [:]
     private var seen: Set<String> = []
+    /// UIDs in `seen` only because a broken card named them: a readable card
+    /// with the same UID later in the source is still added, not taken for a
+    /// duplicate of a card that was never written.
+    private var seenOnlySkipped: Set<String> = []
     private var deferred: [PreparedCard] = []
     /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
     private var insertStatement: RawStatement?
@@ -74,7 +78,7 @@ public final class ImportSession {
         summary.skipped += 1
         // A broken card whose UID is known still names a contact that is in
         // the source: `--prune` must not remove it (nor its decisions).
-        if let uid = problem.uid { seen.insert(uid) }
+        if let uid = problem.uid, seen.insert(uid).inserted { seenOnlySkipped.insert(uid) }
     }
 
     /// Adds a card prepared (possibly on another thread) for this source.
@@ -132,7 +136,8 @@ public final class ImportSession {
     }
 
     private func upsert(_ card: borrowing ContactCard, _ encoded: CardColumns, id: String) throws {
-        let alreadySeen = !seen.insert(id).inserted
+        var alreadySeen = !seen.insert(id).inserted
+        if alreadySeen, seenOnlySkipped.remove(id) != nil { alreadySeen = false }
         // `existing` is the database before this import; a card whose id came
         // earlier in this import (a duplicate) updates the row written then.
         if alreadySeen || existing[id] != nil {

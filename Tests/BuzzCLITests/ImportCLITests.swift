@@ -261,3 +261,19 @@ import Testing
         #expect(all["qp-2"]?["birthday"] == .string("1970-01-01"))
     }
 }
+
+/// A broken card and a readable one with the same UID in one file.
+@Suite struct BrokenThenWholeCardTests {
+    @Test func theReadableCardIsAddedAfterABrokenOneWithItsUID() async throws {
+        let sandbox = try Sandbox()
+        let truncated = "BEGIN:VCARD\nVERSION:3.0\nUID:cut-1\nFN:Tina Truncated\nBDAY:1975-05-05\n"
+        let file = try sandbox.write("again.vcf", truncated + VCard.card(uid: "cut-1", name: "Tina Whole", bday: "1975-05-05"))
+        let first = try await sandbox.run(["import", file])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.contains("1 added, 0 updated, 0 unchanged, 0 removed, 1 skipped"), "\(first)")
+        let list = try await sandbox.run(["list", "--all"])
+        #expect(list.stdout.contains("Tina Whole"), "\(list)")
+        let again = try await sandbox.run(["import", file])
+        #expect(again.stdout.contains("0 added, 0 updated, 1 unchanged, 0 removed, 1 skipped"), "\(again)")
+    }
+}
