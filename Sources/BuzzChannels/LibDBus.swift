@@ -1,5 +1,5 @@
 internal import CDBus
-import Foundation
+import CurlSupport
 
 /// libdbus, loaded with `dlopen` the first time a dbus channel connects instead
 /// of being linked: libdbus brings libsystemd, libgcrypt, liblzma, liblz4,
@@ -54,56 +54,45 @@ struct LibDBus: @unchecked Sendable {
     static func get() throws(DBusFailure) -> LibDBus { try shared.get() }
 
     private static func load() -> Result<LibDBus, DBusFailure> {
-        guard let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? soname + ": cannot be loaded"
-            return .failure(.libraryMissing("libdbus is not available (\(reason)); install it with: apt-get install libdbus-1-3"))
-        }
         let library: LibDBus
-        do {
-            library = try LibDBus(handle: handle)
+        do throws(SharedLibrary.LoadError) {
+            library = try LibDBus(try SharedLibrary(soname: soname, name: "libdbus", package: "libdbus-1-3"))
         } catch {
-            return .failure(error)
+            return .failure(.libraryMissing(error.description))
         }
         guard library.dbus_threads_init_default() != 0 else {
             return .failure(.outOfMemory)
         }
-        // The library stays loaded for the life of the process.
         return .success(library)
     }
 
-    private init(handle: UnsafeMutableRawPointer) throws(DBusFailure) {
-        func symbol<F>(_ name: String) throws(DBusFailure) -> F {
-            guard let pointer = dlsym(handle, name) else {
-                throw .libraryMissing("\(LibDBus.soname) lacks \(name); it is too old or not libdbus")
-            }
-            return unsafeBitCast(pointer, to: F.self)
-        }
-        dbus_threads_init_default = try symbol("dbus_threads_init_default")
-        dbus_error_init = try symbol("dbus_error_init")
-        dbus_error_free = try symbol("dbus_error_free")
-        dbus_error_is_set = try symbol("dbus_error_is_set")
-        dbus_validate_utf8 = try symbol("dbus_validate_utf8")
-        dbus_connection_open_private = try symbol("dbus_connection_open_private")
-        dbus_connection_close = try symbol("dbus_connection_close")
-        dbus_connection_unref = try symbol("dbus_connection_unref")
-        dbus_connection_read_write = try symbol("dbus_connection_read_write")
-        dbus_connection_get_is_connected = try symbol("dbus_connection_get_is_connected")
-        dbus_connection_set_exit_on_disconnect = try symbol("dbus_connection_set_exit_on_disconnect")
-        dbus_connection_pop_message = try symbol("dbus_connection_pop_message")
-        dbus_connection_send_with_reply_and_block = try symbol("dbus_connection_send_with_reply_and_block")
-        dbus_bus_set_unique_name = try symbol("dbus_bus_set_unique_name")
-        dbus_message_new_method_call = try symbol("dbus_message_new_method_call")
-        dbus_message_unref = try symbol("dbus_message_unref")
-        dbus_message_iter_init_append = try symbol("dbus_message_iter_init_append")
-        dbus_message_iter_append_basic = try symbol("dbus_message_iter_append_basic")
-        dbus_message_iter_open_container = try symbol("dbus_message_iter_open_container")
-        dbus_message_iter_close_container = try symbol("dbus_message_iter_close_container")
-        dbus_message_iter_abandon_container = try symbol("dbus_message_iter_abandon_container")
-        dbus_message_iter_init = try symbol("dbus_message_iter_init")
-        dbus_message_iter_next = try symbol("dbus_message_iter_next")
-        dbus_message_iter_get_arg_type = try symbol("dbus_message_iter_get_arg_type")
-        dbus_message_iter_get_element_type = try symbol("dbus_message_iter_get_element_type")
-        dbus_message_iter_get_basic = try symbol("dbus_message_iter_get_basic")
-        dbus_message_iter_recurse = try symbol("dbus_message_iter_recurse")
+    private init(_ library: SharedLibrary) throws(SharedLibrary.LoadError) {
+        dbus_threads_init_default = try library.function("dbus_threads_init_default")
+        dbus_error_init = try library.function("dbus_error_init")
+        dbus_error_free = try library.function("dbus_error_free")
+        dbus_error_is_set = try library.function("dbus_error_is_set")
+        dbus_validate_utf8 = try library.function("dbus_validate_utf8")
+        dbus_connection_open_private = try library.function("dbus_connection_open_private")
+        dbus_connection_close = try library.function("dbus_connection_close")
+        dbus_connection_unref = try library.function("dbus_connection_unref")
+        dbus_connection_read_write = try library.function("dbus_connection_read_write")
+        dbus_connection_get_is_connected = try library.function("dbus_connection_get_is_connected")
+        dbus_connection_set_exit_on_disconnect = try library.function("dbus_connection_set_exit_on_disconnect")
+        dbus_connection_pop_message = try library.function("dbus_connection_pop_message")
+        dbus_connection_send_with_reply_and_block = try library.function("dbus_connection_send_with_reply_and_block")
+        dbus_bus_set_unique_name = try library.function("dbus_bus_set_unique_name")
+        dbus_message_new_method_call = try library.function("dbus_message_new_method_call")
+        dbus_message_unref = try library.function("dbus_message_unref")
+        dbus_message_iter_init_append = try library.function("dbus_message_iter_init_append")
+        dbus_message_iter_append_basic = try library.function("dbus_message_iter_append_basic")
+        dbus_message_iter_open_container = try library.function("dbus_message_iter_open_container")
+        dbus_message_iter_close_container = try library.function("dbus_message_iter_close_container")
+        dbus_message_iter_abandon_container = try library.function("dbus_message_iter_abandon_container")
+        dbus_message_iter_init = try library.function("dbus_message_iter_init")
+        dbus_message_iter_next = try library.function("dbus_message_iter_next")
+        dbus_message_iter_get_arg_type = try library.function("dbus_message_iter_get_arg_type")
+        dbus_message_iter_get_element_type = try library.function("dbus_message_iter_get_element_type")
+        dbus_message_iter_get_basic = try library.function("dbus_message_iter_get_basic")
+        dbus_message_iter_recurse = try library.function("dbus_message_iter_recurse")
     }
 }

@@ -32,30 +32,20 @@ final class CurlLibrary: @unchecked Sendable {
     }
 
     private static func load() -> Result<CurlLibrary, CurlError> {
-        guard let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? soname + ": cannot be loaded"
-            return .failure(CurlError(setup: "libcurl is not available (\(reason)); install it with: apt-get install libcurl4"))
-        }
         var table = CCurl_api()
-        var missing: [String] = []
-        func symbol(_ name: String) -> UnsafeMutableRawPointer? {
-            guard let pointer = dlsym(handle, name) else {
-                missing.append(name)
-                return nil
-            }
-            return pointer
-        }
-        table.global_init = symbol("curl_global_init")
-        table.easy_init = symbol("curl_easy_init")
-        table.easy_cleanup = symbol("curl_easy_cleanup")
-        table.easy_perform = symbol("curl_easy_perform")
-        table.easy_strerror = symbol("curl_easy_strerror")
-        table.easy_setopt = symbol("curl_easy_setopt")
-        table.easy_getinfo = symbol("curl_easy_getinfo")
-        table.slist_append = symbol("curl_slist_append")
-        table.slist_free_all = symbol("curl_slist_free_all")
-        guard missing.isEmpty else {
-            return .failure(CurlError(setup: "\(soname) lacks \(missing.joined(separator: ", ")); it is too old or not libcurl"))
+        do throws(SharedLibrary.LoadError) {
+            let library = try SharedLibrary(soname: soname, name: "libcurl", package: "libcurl4")
+            table.global_init = try library.address("curl_global_init")
+            table.easy_init = try library.address("curl_easy_init")
+            table.easy_cleanup = try library.address("curl_easy_cleanup")
+            table.easy_perform = try library.address("curl_easy_perform")
+            table.easy_strerror = try library.address("curl_easy_strerror")
+            table.easy_setopt = try library.address("curl_easy_setopt")
+            table.easy_getinfo = try library.address("curl_easy_getinfo")
+            table.slist_append = try library.address("curl_slist_append")
+            table.slist_free_all = try library.address("curl_slist_free_all")
+        } catch {
+            return .failure(CurlError(setup: error.description))
         }
         let api = UnsafeMutablePointer<CCurl_api>.allocate(capacity: 1)
         api.initialize(to: table)
@@ -64,7 +54,7 @@ final class CurlLibrary: @unchecked Sendable {
             let message = String(cString: CCurl_easy_strerror(api, code))
             return .failure(CurlError(setup: "libcurl could not be initialised (\(message))"))
         }
-        // The library stays loaded (and `api` allocated) for the life of the process.
+        // `api` stays allocated for the life of the process, as the library stays loaded.
         return .success(CurlLibrary(api: api))
     }
 }
