@@ -9,33 +9,30 @@ public enum GenericPayload {
         var out = ""
         out.reserveCapacity(160 + message.id.utf8.count * 2 + message.title.utf8.count + message.body.utf8.count
                             + (message.contact?.name.utf8.count ?? 0))
-        out += "{\"event\":"
-        JSONObject.appendQuoted(message.kind.rawValue, to: &out)
-        out += ",\"id\":"
-        JSONObject.appendQuoted(message.id, to: &out)
-        out += ",\"title\":"
-        JSONObject.appendQuoted(message.title, to: &out)
-        out += ",\"body\":"
-        JSONObject.appendQuoted(message.body, to: &out)
+        /// `"name":value` (a JSON string, or null), after a comma unless it opens the object.
+        func field(_ name: String, _ value: String?) {
+            out += out.utf8.last == UInt8(ascii: "{") ? "\"" : ",\""
+            out += name
+            out += "\":"
+            if let value { JSONObject.appendQuoted(value, to: &out) } else { out += "null" }
+        }
+        out += "{"
+        field("event", message.kind.rawValue)
+        field("id", message.id)
+        field("title", message.title)
+        field("body", message.body)
         if let contact = message.contact {
-            out += ",\"contact\":{\"id\":"
-            JSONObject.appendQuoted(contact.id, to: &out)
-            out += ",\"name\":"
-            JSONObject.appendQuoted(contact.name, to: &out)
+            out += ",\"contact\":{"
+            field("id", contact.id)
+            field("name", contact.name)
             out += "}"
         } else {
-            out += ",\"contact\":null"
+            field("contact", nil)
         }
-        out += ",\"occurrence\":"
-        if let occurrence = message.occurrence { JSONObject.appendQuoted(occurrence.description, to: &out) } else { out += "null" }
-        out += ",\"days_until\":"
-        out += message.daysUntil.map { String($0) } ?? "null"
-        out += ",\"locale\":"
-        JSONObject.appendQuoted(message.locale, to: &out)
-        if let recipient = message.recipient {
-            out += ",\"to\":"
-            JSONObject.appendQuoted(recipient.address, to: &out)
-        }
+        field("occurrence", message.occurrence?.description)
+        out += ",\"days_until\":" + (message.daysUntil.map { String($0) } ?? "null")
+        field("locale", message.locale)
+        if let recipient = message.recipient { field("to", recipient.address) }
         out += "}"
         return out
     }
