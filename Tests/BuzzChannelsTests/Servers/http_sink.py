@@ -41,11 +41,12 @@ Control endpoints (not recorded, do not consume the script):
 import argparse
 import base64
 import json
-import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from sink_common import watch_stdin
 
 
 class State:
@@ -211,18 +212,6 @@ class Server(ThreadingHTTPServer):
         if isinstance(error, (BrokenPipeError, ConnectionResetError, TimeoutError)):
             return
         super().handle_error(request, client_address)
-
-
-def watch_stdin():
-    """Exit the whole process once stdin is at end of file (the parent died)."""
-    def run():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=run, daemon=True, name="stdin-watch").start()
 
 
 def main(argv):

@@ -39,13 +39,13 @@ The process exits on SIGTERM or SIGINT.
 import argparse
 import asyncio
 import json
-import os
 import signal
 import ssl
 import sys
-import threading
 
 from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
+
+from sink_common import watch_stdin
 
 
 def parse_args(argv):
@@ -126,18 +126,6 @@ def make_authenticator(user, password):
         return AuthResult(success=False, handled=False)
 
     return authenticate
-
-
-def watch_stdin():
-    """Exit the whole process once stdin is at end of file (the parent died)."""
-    def run():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=run, daemon=True, name="stdin-watch").start()
 
 
 async def main(argv):
