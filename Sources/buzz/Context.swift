@@ -15,10 +15,6 @@ struct Context {
 
     /// The config file: `--config`, else `$BUZZ_CONFIG`, else the XDG default; and
     /// whether it was named explicitly (then it must exist).
-    static func configPath(_ options: GlobalOptions, environment: [String: String]) -> (path: String, explicit: Bool) {
-        configPath(options.settings, environment: environment)
-    }
-
     static func configPath(_ options: GlobalSettings, environment: [String: String]) -> (path: String, explicit: Bool) {
         if let named = options.config ?? environment["BUZZ_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
             return (named, true)

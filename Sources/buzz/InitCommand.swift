@@ -14,7 +14,7 @@ struct InitCommand: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let path = Context.configPath(root.global, environment: environment).path
+        let path = Context.configPath(root.global.settings, environment: environment).path
         if FileManager.default.fileExists(atPath: path), !force {
             throw CLIError.request("\(path) already exists; edit it, or run `buzz init --force` to replace it")
         }

@@ -18,7 +18,7 @@ struct SendCommand: AsyncParsableCommand {
     var channels: [String] = []
 
     @Option(help: "Title (subject, summary).")
-    var title = "BirthdayBuzz"
+    var title = SendRequest.defaultTitle
 
     @Argument(help: "The message text.")
     var body: String

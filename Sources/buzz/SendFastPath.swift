@@ -19,10 +19,13 @@ import Foundation
 /// second BODY — returns nil, and the ordinary parser handles the command line
 /// and reports its usage errors.
 struct SendRequest {
-    var global = GlobalSettings()
-    var channels: [String] = []
-    var title = "BirthdayBuzz"
-    var body: String
+    /// The title when `--title` is not given.
+    static let defaultTitle = "BirthdayBuzz"
+
+    let global: GlobalSettings
+    let channels: [String]
+    let title: String
+    let body: String
 
     init(global: GlobalSettings, channels: [String], title: String, body: String) {
         self.global = global
@@ -99,7 +102,7 @@ struct SendRequest {
             index += 1
         }
         guard sawCommand, let body else { return nil }
-        self.init(global: global, channels: channels, title: title ?? "BirthdayBuzz", body: body)
+        self.init(global: global, channels: channels, title: title ?? Self.defaultTitle, body: body)
     }
 
     /// Sends the message through each channel: DESIGN §4's `send` (a random
