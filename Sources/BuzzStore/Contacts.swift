@@ -30,12 +30,13 @@ public final class ImportSession {
     private var existing: [String: (source: String, hash: Int64)]
     /// UID-less contacts of this source, by normalized name, not yet matched in this import.
     private var unmatchedByName: [String: [String]] = [:]
+    /// Ids of the cards written (or found unchanged) in this import.
     private var seen: Set<String> = []
-    /// UIDs in `seen` only because a broken card named them: a readable card
-    /// with the same UID later in the source is still added, not taken for a
-    /// duplicate of a card that was never written.
-    private var seenOnlySkipped: Set<String> = []
-    private var deferred: [PreparedCard] = []
+    /// UIDs named by cards that could not be read: still in the source, so
+    /// `--prune` keeps them, but nothing was written for them.
+    private var skippedUIDs: Set<String> = []
+    /// UID-less cards whose id changed, matched by name at the end of the source.
+    private var deferred: [(card: ContactCard, columns: CardColumns)] = []
     /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
     private var insertStatement: RawStatement?
     private var updateStatement: RawStatement?
@@ -78,12 +79,7 @@ public final class ImportSession {
         summary.skipped += 1
         // A broken card whose UID is known still names a contact that is in
         // the source: `--prune` must not remove it (nor its decisions).
-        if let uid = problem.uid, seen.insert(uid).inserted { seenOnlySkipped.insert(uid) }
-    }
-
-    /// Adds a card prepared (possibly on another thread) for this source.
-    public func add(_ prepared: PreparedCard) throws {
-        try add(card: prepared.card, columns: prepared.columns)
+        if let uid = problem.uid { skippedUIDs.insert(uid) }
     }
 
     /// Adds one card: its column values are computed here, and the card is
@@ -97,28 +93,31 @@ public final class ImportSession {
             try upsert(card, columns, id: card.id)
         } else {
             // A UID-less card whose id changed (new email?): matched by name at the end.
-            deferred.append(PreparedCard(copy card, columns: columns, source: source))
+            deferred.append((copy card, columns))
         }
     }
 
-    /// Ids this source holds, as read so far.
-    var seenIDs: Set<String> { seen }
+    /// Ids this source holds, as read so far (readable or not).
+    var seenIDs: Set<String> { skippedUIDs.isEmpty ? seen : seen.union(skippedUIDs) }
 
     /// Hands over the ids read, once the session is done with them.
     func takeSeenIDs() -> Set<String> {
-        defer { seen = [] }
-        return seen
+        let ids = seenIDs
+        seen = []
+        skippedUIDs = []
+        return ids
     }
 
     /// Ends the source: resolves the deferred name matches.
     func finish() throws {
-        for prepared in deferred {
-            var id = prepared.card.id
-            let candidates = (unmatchedByName[prepared.columns.normName] ?? []).filter { !seen.contains($0) }
-            if candidates.count == 1, existing[id] == nil, !seen.contains(id) {
+        func held(_ id: String) -> Bool { seen.contains(id) || skippedUIDs.contains(id) }
+        for (card, columns) in deferred {
+            var id = card.id
+            let candidates = (unmatchedByName[columns.normName] ?? []).filter { !held($0) }
+            if candidates.count == 1, existing[id] == nil, !held(id) {
                 id = candidates[0]
             }
-            try upsert(prepared.card, prepared.columns, id: id)
+            try upsert(card, columns, id: id)
         }
         deferred.removeAll()
     }
@@ -136,8 +135,7 @@ public final class ImportSession {
     }
 
     private func upsert(_ card: borrowing ContactCard, _ encoded: CardColumns, id: String) throws {
-        var alreadySeen = !seen.insert(id).inserted
-        if alreadySeen, seenOnlySkipped.remove(id) != nil { alreadySeen = false }
+        let alreadySeen = !seen.insert(id).inserted
         // `existing` is the database before this import; a card whose id came
         // earlier in this import (a duplicate) updates the row written then.
         if alreadySeen || existing[id] != nil {
@@ -185,27 +183,6 @@ public final class ImportSession {
             try insert.execute()
             summary.added += 1
         }
-    }
-}
-
-/// A card handed to `ImportSession.add(_:)`, with its column values computed
-/// wherever was convenient (possibly another thread). A class, so handing it
-/// on is one reference count, not one per string it holds.
-public final class PreparedCard: Sendable {
-    let source: String
-    public let card: ContactCard
-    let columns: CardColumns
-
-    public init(_ card: ContactCard, source: String) {
-        self.source = source
-        self.card = card
-        columns = CardColumns(card)
-    }
-
-    init(_ card: ContactCard, columns: CardColumns, source: String) {
-        self.source = source
-        self.card = card
-        self.columns = columns
     }
 }
 

@@ -3,7 +3,7 @@ import GRDBSQLite
 
 /// Binds and steps a cached GRDB statement through SQLite's C API directly.
 ///
-/// For the hot loops only (import, and later the delivery ledger): GRDB's
+/// For the hot loops only (import, and the delivery ledger): GRDB's
 /// `StatementArguments` boxes every value, which costs more than the insert
 /// itself at 100k rows. Values are bound by position, 1-based.
 ///
