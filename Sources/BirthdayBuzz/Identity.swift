@@ -90,6 +90,8 @@ public struct CardProblem: Error, Sendable, Hashable, CustomStringConvertible {
 /// One entry of an import stream: a card (possibly with problems that did not
 /// stop it, such as an impossible BDAY), or a card that had to be skipped.
 public enum ImportEntry: Sendable {
-    case card(ContactCard, problems: [CardProblem])
+    /// `indirect`: the card is boxed, so handing an entry on (between the import's
+    /// threads) is one reference count, not one per string the card holds.
+    indirect case card(ContactCard, problems: [CardProblem])
     case skipped(CardProblem)
 }

@@ -46,7 +46,7 @@ struct ImportCommand: ParsableCommand {
                 do {
                     while let (items, bytes) = try pipe.take() {
                         for item in items {
-                            switch item.payload {
+                            switch item.entry {
                             case .card(let card, let cardProblems):
                                 for problem in cardProblems { printWarning("\(item.file): \(problem); kept without a birthday") }
                                 try session.add(card: card)
@@ -189,12 +189,7 @@ struct ContactSource {
         batch.reserveCapacity(EntryPipe.batchSize)
         do {
             try read(bytesRead: { bytes += $0 }) { file, entry in
-                switch entry {
-                case .card(let card, let problems):
-                    batch.append(EntryPipe.Item(file: file, payload: .card(card, problems: problems)))
-                case .skipped(let problem):
-                    batch.append(EntryPipe.Item(file: file, payload: .skipped(problem)))
-                }
+                batch.append(EntryPipe.Item(file: file, entry: entry))
                 if batch.count == EntryPipe.batchSize {
                     guard pipe.put(&batch, bytes: bytes) else { throw CancellationError() }
                     bytes = 0
@@ -269,15 +264,8 @@ struct ContactSource {
 /// `condition` is locked.
 final class EntryPipe: @unchecked Sendable {
     struct Item: Sendable {
-        enum Payload: Sendable {
-            /// A card and the problems that did not stop it. `indirect`: the
-            /// card is boxed, so handing an item on is one reference count.
-            indirect case card(ContactCard, problems: [CardProblem])
-            case skipped(CardProblem)
-        }
-
         var file: String
-        var payload: Payload
+        var entry: ImportEntry
     }
 
     static let batchSize = 128
