@@ -43,24 +43,8 @@ public final class SQLiteLedger: DeliveryLedger {
                 try statement.execute()
             }
         default:
-            try database.writeWithoutTransaction { db in
-                var begin = try RawStatement(db, sql: "BEGIN IMMEDIATE")
-                try begin.execute()
-                do {
-                    var statement = try RawStatement(db, sql: Self.singleUpsertSQL)
-                    for row in rows {
-                        Self.bind(row, to: &statement)
-                        statement.bindAt(11, now)
-                        try statement.execute()
-                    }
-                    var commit = try RawStatement(db, sql: "COMMIT")
-                    try commit.execute()
-                } catch {
-                    if db.isInsideTransaction, var rollback = try? RawStatement(db, sql: "ROLLBACK") {
-                        try? rollback.execute()
-                    }
-                    throw error
-                }
+            try database.write { db in
+                for row in rows { try Self.upsert(row, now: now, db) }
             }
         }
     }
