@@ -196,11 +196,9 @@ public final class Dispatcher: Sendable {
                 writes.append(row)
                 try ledger.save(writes, now: now)  // before the send: a crash now means "resend with the same id"
                 writes.removeAll(keepingCapacity: true)
-                writes.append(try await deliver(item, claimed: row, today: today, now: now, report: &report))
+                writes.append(await deliver(item, claimed: row, today: today, now: now, report: &report))
             }
             try ledger.save(writes, now: now)
-        }
-        if !dryRun {
             try ledger.setWatermark(max(now, watermark))
             try ledger.prune(firedBefore: now - Dispatcher.retention)
         }
@@ -219,7 +217,7 @@ public final class Dispatcher: Sendable {
 
     /// Sends one claimed row; returns the row with its outcome, for the caller to commit.
     private func deliver(_ item: Work, claimed: LedgerRow, today: LocalDate, now: Int64,
-                         report: inout DispatchReport) async throws -> LedgerRow {
+                         report: inout DispatchReport) async -> LedgerRow {
         var row = claimed
         let message = renderer.reminder(for: item.event, contact: item.contact,
                                         daysUntil: max(0, today.days(until: item.event.occurrence)))
