@@ -145,8 +145,8 @@ public struct MessageTemplates: Sendable {
         let dateText = Self.format(date, locale: Self.dateLocale(requested: locale, used: used))
         guard let compiled = templates["\(used)/\(Kind.reminder.rawValue)"], compiled.namesArePlain,
               !ReminderTextCache.containsHole(dateText) else {
-            return renderReminderUncached(name: name, firstName: firstName, daysUntil: daysUntil, age: age,
-                                          date: date, locale: locale)
+            let values = Self.reminderValues(name: shownName, firstName: first, daysUntil: daysUntil, age: age, date: dateText)
+            return render(.reminder, locale: used, values: values, fallbackTitle: name)
         }
         let holes = Self.reminderValues(name: ReminderTextCache.nameHole, firstName: ReminderTextCache.firstNameHole,
                                         daysUntil: daysUntil, age: age, date: dateText)
@@ -204,20 +204,26 @@ public struct MessageTemplates: Sendable {
             // Unreachable: init guarantees an English template of every kind.
             return (fallbackTitle, "", locale)
         }
-        // One line: CR/LF become spaces (VCardText.singleLine, which also trims — and is cheap).
-        let title = VCardText.singleLine(compiled.title.render(values))
-        var body = compiled.body.render(values)
-        while let last = body.last, last.isWhitespace { body.removeLast() }
-        return (title.isEmpty ? fallbackTitle : title, body, locale)
+        return Self.cleaned(title: compiled.title.render(values), body: compiled.body.render(values), locale: locale,
+                            fallbackTitle: fallbackTitle)
     }
 
     /// The names put into a cached text, then the same clean-up as `render`.
     private static func finish(_ text: ReminderTextCache.Text, name: String, firstName: String,
                                fallbackTitle: String) -> (title: String, body: String, locale: String) {
-        let title = VCardText.singleLine(ReminderTextCache.assemble(text.title, name: name, firstName: firstName))
-        var body = ReminderTextCache.assemble(text.body, name: name, firstName: firstName)
+        cleaned(title: ReminderTextCache.assemble(text.title, name: name, firstName: firstName),
+                body: ReminderTextCache.assemble(text.body, name: name, firstName: firstName),
+                locale: text.locale, fallbackTitle: fallbackTitle)
+    }
+
+    /// A rendered title on one line (CR/LF become spaces: VCardText.singleLine, which
+    /// also trims — and is cheap), else `fallbackTitle`; the body without trailing space.
+    private static func cleaned(title: String, body: String, locale: String,
+                                fallbackTitle: String) -> (title: String, body: String, locale: String) {
+        let title = VCardText.singleLine(title)
+        var body = body
         while let last = body.last, last.isWhitespace { body.removeLast() }
-        return (title.isEmpty ? fallbackTitle : title, body, text.locale)
+        return (title.isEmpty ? fallbackTitle : title, body, locale)
     }
 
     private static func nonBlank(_ text: String) -> String? {
