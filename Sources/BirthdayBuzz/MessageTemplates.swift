@@ -308,31 +308,9 @@ final class ReminderTextCache: Sendable {
     /// True when `name` and `first_name` occur only as plain variable tags
     /// (`{{name}}`, `{{{name}}}`, `{{& name}}`) and nothing else depends on them:
     /// no `.` or transforms anywhere, no set-delimiter tags, no holes in the text.
+    /// (What `MessageTemplates.checkTags` finds while it checks a reminder template.)
     static func namesArePlain(in text: String) -> Bool {
-        if containsHole(text) { return false }
-        let names: Set<Substring> = ["name", "first_name"]
-        var rest = Substring(text)
-        while let open = rest.range(of: "{{") {
-            let triple = rest[open.upperBound...].first == "{"
-            let inner = rest[(triple ? rest.index(after: open.upperBound) : open.upperBound)...]
-            guard let close = inner.range(of: triple ? "}}}" : "}}") else { return false }
-            var content = Substring(inner[..<close.lowerBound].trimmingWhitespace())
-            rest = inner[close.upperBound...]
-            var plain = true
-            if !triple, let sigil = content.first, "#^/!>=<$%&".contains(sigil) {
-                switch sigil {
-                case "!", "%": continue
-                case "=": return false
-                case "&": break
-                default: plain = false
-                }
-                content = Substring(content.dropFirst().trimmingWhitespace())
-            }
-            if content.contains("(") || content.first == "." { return false }
-            let root = content.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            if names.contains(root), !plain || content.contains(".") { return false }
-        }
-        return true
+        (try? MessageTemplates.checkTags(text, firstLine: 1, kind: .reminder, file: "")) ?? false
     }
 }
 
@@ -516,13 +494,12 @@ extension MessageTemplates {
             throw TemplateError(file: file, line: 3, column: 1, message: "the body is empty")
         }
         let title = String(titleLine)
-        try checkTags(title, firstLine: 1, kind: kind, file: file)
-        try checkTags(body, firstLine: 3, kind: kind, file: file)
+        let titleNamesArePlain = try checkTags(title, firstLine: 1, kind: kind, file: file)
+        let bodyNamesArePlain = try checkTags(body, firstLine: 3, kind: kind, file: file)
         return Compiled(title: try mustache(title, firstLine: 1, file: file),
                         body: try mustache(body, firstLine: 3, file: file),
                         file: file,
-                        namesArePlain: ReminderTextCache.namesArePlain(in: title)
-                            && ReminderTextCache.namesArePlain(in: body))
+                        namesArePlain: titleNamesArePlain && bodyNamesArePlain)
     }
 
     /// Compiles as plain text (no HTML escaping); parser positions are mapped back to the file.
@@ -569,12 +546,18 @@ extension MessageTemplates {
     /// Finds what the Mustache parser reports badly or not at all: unclosed and mismatched
     /// sections (named, at their tag), unknown variables (typos render as nothing) and
     /// partials (there are none). Stops at a set-delimiter tag; the parser checks the rest.
-    private static func checkTags(_ text: String, firstLine: Int, kind: Kind, file: String) throws(TemplateError) {
+    ///
+    /// Returns whether `name` and `first_name` occur only as plain variable tags, so
+    /// rendered texts can be cached with holes for them (`ReminderTextCache`): no
+    /// section on them, no `.` on them, no transform or `{{.}}` anywhere, no
+    /// set-delimiter tag, and no hole character in the text.
+    static func checkTags(_ text: String, firstLine: Int, kind: Kind, file: String) throws(TemplateError) -> Bool {
         let chars = Array(text)
         var index = 0
         var line = firstLine
         var column = 1
         var open: [(name: String, line: Int, column: Int)] = []
+        var namesArePlain = !ReminderTextCache.containsHole(text)
 
         func error(_ line: Int, _ column: Int, _ message: String) -> TemplateError {
             TemplateError(file: file, line: line, column: column, message: message)
@@ -619,8 +602,16 @@ extension MessageTemplates {
                 : content
             if sigil == "!" { continue }
             if name.contains("\n") { throw error(tagLine, tagColumn, "tag is never closed with \(String(closer))") }
+            if sigil != "%" {
+                let root = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let plainTag = !"#^/>=<$".contains(sigil ?? " ")  // a variable: bare, {{{…}}} or {{&…}}
+                if name.contains("(") || name.first == "."
+                    || (root == "name" || root == "first_name") && (!plainTag || name.contains(".")) {
+                    namesArePlain = false
+                }
+            }
             switch sigil {
-            case "=": return
+            case "=": return false
             case "%": continue
             case ">", "<": throw error(tagLine, tagColumn, "partials are not supported in message templates")
             case "#", "^":
@@ -644,5 +635,6 @@ extension MessageTemplates {
         if let section = open.last {
             throw error(section.line, section.column, "unclosed section \"\(section.name)\"")
         }
+        return namesArePlain
     }
 }
