@@ -127,7 +127,7 @@ struct CardBuilder {
 
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
-        if let kind = property.parameter("VALUE"), kind.utf8.lazy.map(asciiUpper).elementsEqual("TEXT".utf8) {
+        if let kind = property.parameter("VALUE"), asciiCaseEquals(kind.utf8, "TEXT") {
             let text = VCardText.singleLine(value)
             return text.isEmpty ? .empty : .text(text)
         }
@@ -193,16 +193,7 @@ public enum VCardText {
     /// Whether `text` is longer than `prefix` (ASCII, upper case) and starts
     /// with it in any case.
     static func isLonger(_ text: String, andStartsWith prefix: StaticString) -> Bool {
-        let utf8 = text.utf8
-        let count = prefix.utf8CodeUnitCount
-        guard utf8.count > count else { return false }
-        let expected = prefix.utf8Start
-        var index = utf8.startIndex
-        for offset in 0..<count {
-            if asciiUpper(utf8[index]) != expected[offset] { return false }
-            index = utf8.index(after: index)
-        }
-        return true
+        text.utf8.count > prefix.utf8CodeUnitCount && asciiCaseHasPrefix(text.utf8, prefix)
     }
 
     /// Decoded and unescaped text value.

@@ -116,7 +116,7 @@ public struct VCardReader {
     }
 
     private func startsBegin(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        line.count >= 5 && PropertyName.matches(line, PropertyName.beginBytes)
+        asciiCaseHasPrefix(line, "BEGIN")
     }
 
     private mutating func completeLogicalLine(_ emit: (ImportEntry) -> Void) {
@@ -166,16 +166,10 @@ enum PropertyName: UInt8 {
     case dropped  // PHOTO, LOGO, SOUND, KEY: value discarded while streaming
     case other
 
-    static let beginBytes: [UInt8] = Array("BEGIN".utf8)
-
     /// Classifies the name at the start of a line (group prefix removed, any
     /// case): compared only with the names of its length, no table walked.
     static func classify(_ name: UnsafeBufferPointer<UInt8>) -> PropertyName {
-        func equals(_ word: StaticString) -> Bool {
-            let target = word.utf8Start
-            for i in 0..<name.count where asciiUpper(name[i]) != target[i] { return false }
-            return true
-        }
+        func equals(_ word: StaticString) -> Bool { asciiCaseEquals(name, word) }
         switch name.count {
         case 1: return equals("N") ? .n : .other
         case 2: return equals("FN") ? .fn : .other
@@ -194,13 +188,6 @@ enum PropertyName: UInt8 {
         case 28: return equals("X-KADDRESSBOOK-X-ANNIVERSARY") ? .anniversary : .other
         default: return .other
         }
-    }
-
-    /// Whether `line` starts with `prefix` in any case.
-    static func matches(_ line: UnsafeBufferPointer<UInt8>, _ prefix: [UInt8]) -> Bool {
-        guard line.count >= prefix.count else { return false }
-        for i in 0..<prefix.count where asciiUpper(line[i]) != prefix[i] { return false }
-        return true
     }
 }
 
@@ -229,12 +216,12 @@ struct RawProperty {
                     let item = bytes[start..<end]
                     switch item.count {
                     case 4:
-                        if matchesUpper(item, "CELL") { flags.cell = true }
-                        else if matchesUpper(item, "HOME") { flags.home = true }
-                        else if matchesUpper(item, "WORK") { flags.work = true }
-                        else if matchesUpper(item, "PREF") { flags.preferred = true }
+                        if asciiCaseEquals(item, "CELL") { flags.cell = true }
+                        else if asciiCaseEquals(item, "HOME") { flags.home = true }
+                        else if asciiCaseEquals(item, "WORK") { flags.work = true }
+                        else if asciiCaseEquals(item, "PREF") { flags.preferred = true }
                     case 6:
-                        if matchesUpper(item, "MOBILE") || matchesUpper(item, "IPHONE") { flags.cell = true }
+                        if asciiCaseEquals(item, "MOBILE") || asciiCaseEquals(item, "IPHONE") { flags.cell = true }
                     default:
                         break
                     }
@@ -247,16 +234,6 @@ struct RawProperty {
     }
 
     var isPreferred: Bool { typeFlags.preferred }
-
-    private func matchesUpper<C: Collection<UInt8>>(_ bytes: C, _ word: StaticString) -> Bool {
-        var index = 0
-        let pointer = word.utf8Start
-        for byte in bytes {
-            if asciiUpper(byte) != pointer[index] { return false }
-            index += 1
-        }
-        return index == word.utf8CodeUnitCount
-    }
 }
 
 /// The logical line being assembled from folded physical lines.
@@ -326,12 +303,9 @@ struct LogicalLine {
 
     func valueIs(_ word: StaticString) -> Bool {
         guard let colon else { return false }
-        let value = bytes[(colon + 1)...]
-        let target = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        var trimmed = value[...]
+        var trimmed = bytes[(colon + 1)...]
         while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
-        guard trimmed.count == target.count else { return false }
-        return zip(trimmed, target).allSatisfy { asciiUpper($0) == $1 }
+        return asciiCaseEquals(trimmed, word)
     }
 
     /// Index of the ':' that ends the parameters (quoted parameter values may hold ':').
@@ -425,4 +399,22 @@ struct LogicalLine {
 @inline(__always)
 func asciiUpper(_ byte: UInt8) -> UInt8 {
     byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte
+}
+
+/// Whether `bytes` start with `word` (ASCII, written in upper case) in any case.
+func asciiCaseHasPrefix<C: Collection<UInt8>>(_ bytes: C, _ word: StaticString) -> Bool {
+    let target = word.utf8Start
+    let count = word.utf8CodeUnitCount
+    var index = 0
+    for byte in bytes {
+        if index == count { return true }
+        if asciiUpper(byte) != target[index] { return false }
+        index += 1
+    }
+    return index == count
+}
+
+/// Whether `bytes` are `word` (ASCII, written in upper case) in any case.
+func asciiCaseEquals<C: Collection<UInt8>>(_ bytes: C, _ word: StaticString) -> Bool {
+    bytes.count == word.utf8CodeUnitCount && asciiCaseHasPrefix(bytes, word)
 }
