@@ -7,7 +7,7 @@ import Foundation
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check the config, the data dir, and that every channel's endpoint answers.")
+        abstract: "Check the config, the templates, the data dir, and that every channel's endpoint answers.")
 
     @ParentCommand var root: Buzz
 
@@ -31,6 +31,14 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         } else {
             ok("config: none at \(context.configPath); using the embedded defaults")
+        }
+
+        // The shipped templates and the user's overrides, checked as `tick` and `ask` load them.
+        do {
+            _ = try MessageTemplates(overrideDirectory: context.templateDirectory)
+            ok("templates: en, de, fr, es, with overrides from \(context.templateDirectory) when there")
+        } catch {
+            fail("\(error)")
         }
 
         // Data dir: 0700, database opens. doctor does not create it.

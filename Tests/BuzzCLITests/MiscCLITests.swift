@@ -110,3 +110,18 @@ import Testing
         #expect(result.stderr.contains("reminders.time"), "\(result)")
     }
 }
+
+/// `doctor` loads the templates as `tick` does, so a broken override is found before a reminder is due.
+@Suite struct DoctorTemplateTests {
+    @Test func aBrokenTemplateOverrideIsNamedWithItsPosition() async throws {
+        let sandbox = try Sandbox()
+        let healthy = try await sandbox.run(["doctor"])
+        #expect(healthy.status == 0, "\(healthy)")
+        #expect(healthy.stdout.contains("ok    templates"), "\(healthy)")
+        let path = try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache",
+                                     "{{name}} turns {{age}\n\nHello\n")
+        let broken = try await sandbox.run(["doctor"])
+        #expect(broken.status == 1, "\(broken)")
+        #expect(broken.stdout.contains("FAIL  \(path):1:16: tag is never closed with }}"), "\(broken)")
+    }
+}
