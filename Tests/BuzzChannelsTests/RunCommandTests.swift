@@ -283,10 +283,16 @@ private final class DaemonProcess {
     }
 
     /// The exit status once the process ends within `limit`; nil when it does not.
+    ///
+    /// Read from /proc while the child is a zombie too: Foundation.Process on Linux
+    /// notices an exit only when a socket the child inherited closes, and a process
+    /// another test spawns at the same moment can inherit and hold that socket
+    /// (swift-corelibs-foundation#4795), so `isRunning` may stay true for a while.
     func waitForExit(within limit: Duration) async throws -> Int32? {
         let clock = ContinuousClock()
         let deadline = clock.now + limit
         while process.isRunning {
+            if let status = Self.zombieStatus(pid) { return status }
             if clock.now > deadline {
                 Issue.record("buzz run still running \(limit) after the signal:\n\(log)")
                 return nil
@@ -294,6 +300,18 @@ private final class DaemonProcess {
             try await Task.sleep(for: .milliseconds(50))
         }
         return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    }
+
+    /// The exit status of `pid` when it has exited but is not reaped yet (state Z in
+    /// /proc/PID/stat; field 52 is its wait status); 128 + signal when killed.
+    private static func zombieStatus(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let paren = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: paren)...].split(separator: " ")
+        guard fields.count > 49, fields[0] == "Z", let wait = Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            return nil
+        }
+        return wait & 0x7F == 0 ? (wait >> 8) & 0xFF : 128 + (wait & 0x7F)
     }
 
     private func poll(_ what: String, within limit: Duration, sourceLocation: SourceLocation,
