@@ -208,7 +208,7 @@ struct RawProperty {
             if name == "PREF" { flags.preferred = true; continue }
             guard name == "TYPE" else { continue }
             // The comma-separated items, read in place (no array of slices).
-            func scan<C: Collection<UInt8>>(_ bytes: C) where C.Index == Int {
+            func scan(_ bytes: UnsafeBufferPointer<UInt8>) {
                 var start = bytes.startIndex
                 while start < bytes.endIndex {
                     var end = start
@@ -228,7 +228,8 @@ struct RawProperty {
                     start = end + 1
                 }
             }
-            if value.utf8.withContiguousStorageIfAvailable({ scan($0) }) == nil { scan(Array(value.utf8)) }
+            var value = value
+            value.withUTF8 { scan($0) }
         }
         return flags
     }
