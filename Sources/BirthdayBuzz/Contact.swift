@@ -49,7 +49,7 @@ public struct ContactCard: Hashable, Sendable {
         self.id = id
         self.hasUID = hasUID
         self.name = name
-        self.firstName = firstName ?? name.split(separator: " ").first.map(String.init) ?? name
+        self.firstName = firstName ?? Self.firstName(of: name)
         self.birthday = birthday
         self.birthdayText = birthdayText
         self.anniversary = anniversary
@@ -57,6 +57,11 @@ public struct ContactCard: Hashable, Sendable {
         self.emails = emails
         self.categories = categories
         self.language = language
+    }
+
+    /// A first name when the card gives none: the name's first word.
+    static func firstName(of name: String) -> String {
+        name.split(separator: " ").first.map(String.init) ?? name
     }
 }
 

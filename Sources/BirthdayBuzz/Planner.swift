@@ -47,7 +47,7 @@ public struct PlanningContact: Hashable, Sendable {
                 isIncluded: Bool = true, includedAt: Int64? = nil) {
         self.id = id
         self.name = name
-        self.firstName = firstName ?? name.split(separator: " ").first.map(String.init) ?? name
+        self.firstName = firstName ?? ContactCard.firstName(of: name)
         self.birthday = birthday
         self.categories = categories
         self.isIncluded = isIncluded

@@ -115,7 +115,7 @@ struct CardBuilder {
         }
         let card = ContactCard(
             id: id, hasUID: uid != nil, name: name,
-            firstName: given ?? name.split(separator: " ").first.map(String.init) ?? name,
+            firstName: given,
             birthday: birthday, birthdayText: birthdayText, anniversary: anniversaryDate,
             phones: phones, emails: emails, categories: categories, language: language?.value)
         return .card(card, problems: problems)
