@@ -15,12 +15,19 @@ typedef struct CCurl_api {
     void *_Nullable global_init;
     void *_Nullable easy_init;
     void *_Nullable easy_cleanup;
-    void *_Nullable easy_perform;
     void *_Nullable easy_strerror;
     void *_Nullable easy_setopt;
     void *_Nullable easy_getinfo;
     void *_Nullable slist_append;
     void *_Nullable slist_free_all;
+    void *_Nullable multi_init;
+    void *_Nullable multi_cleanup;
+    void *_Nullable multi_add_handle;
+    void *_Nullable multi_remove_handle;
+    void *_Nullable multi_perform;
+    void *_Nullable multi_poll;
+    void *_Nullable multi_info_read;
+    void *_Nullable multi_strerror;
 } CCurl_api;
 
 static inline CURLcode CCurl_global_init(const CCurl_api *_Nonnull api, long flags) {
@@ -32,9 +39,6 @@ static inline CURL *_Nullable CCurl_easy_init(const CCurl_api *_Nonnull api) {
 static inline void CCurl_easy_cleanup(const CCurl_api *_Nonnull api, CURL *_Nonnull handle) {
     ((void (*)(CURL *))api->easy_cleanup)(handle);
 }
-static inline CURLcode CCurl_easy_perform(const CCurl_api *_Nonnull api, CURL *_Nonnull handle) {
-    return ((CURLcode (*)(CURL *))api->easy_perform)(handle);
-}
 static inline const char *_Nonnull CCurl_easy_strerror(const CCurl_api *_Nonnull api, CURLcode code) {
     return ((const char *(*)(CURLcode))api->easy_strerror)(code);
 }
@@ -45,6 +49,50 @@ static inline struct curl_slist *_Nullable CCurl_slist_append(const CCurl_api *_
 }
 static inline void CCurl_slist_free_all(const CCurl_api *_Nonnull api, struct curl_slist *_Nullable list) {
     ((void (*)(struct curl_slist *))api->slist_free_all)(list);
+}
+
+static inline CURLM *_Nullable CCurl_multi_init(const CCurl_api *_Nonnull api) {
+    return ((CURLM *(*)(void))api->multi_init)();
+}
+static inline CURLMcode CCurl_multi_cleanup(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi) {
+    return ((CURLMcode (*)(CURLM *))api->multi_cleanup)(multi);
+}
+static inline CURLMcode CCurl_multi_add_handle(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi,
+                                               CURL *_Nonnull handle) {
+    return ((CURLMcode (*)(CURLM *, CURL *))api->multi_add_handle)(multi, handle);
+}
+static inline CURLMcode CCurl_multi_remove_handle(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi,
+                                                  CURL *_Nonnull handle) {
+    return ((CURLMcode (*)(CURLM *, CURL *))api->multi_remove_handle)(multi, handle);
+}
+static inline CURLMcode CCurl_multi_perform(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi,
+                                            int *_Nonnull running) {
+    return ((CURLMcode (*)(CURLM *, int *))api->multi_perform)(multi, running);
+}
+/// Sleeps until there is something to do, at most `timeout_ms` (libcurl shortens it to its own timeouts).
+static inline CURLMcode CCurl_multi_poll(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi, int timeout_ms) {
+    int ready = 0;
+    return ((CURLMcode (*)(CURLM *, struct curl_waitfd *, unsigned int, int, int *))api->multi_poll)(
+        multi, NULL, 0, timeout_ms, &ready);
+}
+/// The result of `handle`'s finished transfer, from the multi handle's messages
+/// (CURLMsg's union is awkward in Swift); `found` is 0 when there is none.
+static inline CURLcode CCurl_multi_result(const CCurl_api *_Nonnull api, CURLM *_Nonnull multi,
+                                          CURL *_Nonnull handle, int *_Nonnull found) {
+    int queued = 0;
+    CURLMsg *message;
+    *found = 0;
+    CURLcode result = CURLE_OK;
+    while ((message = ((CURLMsg *(*)(CURLM *, int *))api->multi_info_read)(multi, &queued)) != NULL) {
+        if (message->msg == CURLMSG_DONE && message->easy_handle == handle) {
+            *found = 1;
+            result = message->data.result;
+        }
+    }
+    return result;
+}
+static inline const char *_Nonnull CCurl_multi_strerror(const CCurl_api *_Nonnull api, CURLMcode code) {
+    return ((const char *(*)(CURLMcode))api->multi_strerror)(code);
 }
 
 typedef CURLcode (*CCurl_setopt_fn)(CURL *, CURLoption, ...);

@@ -185,4 +185,33 @@ import Testing
         #expect(failures.contains { $0.contains("UNSET_HOOK_URL") })
         #expect(failures.contains { $0.contains("/nonexistent/buzz-plugin") })
     }
+
+    /// A transfer polls its socket without sleeping only briefly (CurlEasy.spinBudget,
+    /// 0.5 ms), then sleeps: a reply that takes seconds costs no more CPU than a fast one.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func aSlowReplyIsAwaitedAsleep() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        try await sink.script([["hang": 4]])
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[channels.hook]\ntype = \"webhook\"\nurl = \"\(base.absoluteString)/slow\"\ntimeout = \"2s\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let binary = try #require(BuzzBinary.path)
+        // bash's `times` prints its own CPU time, then its children's: "0m0.012s 0m0.004s" (user, system).
+        let run = try await runProgram("/bin/bash", ["-c", "\"$0\" \"$@\" >/dev/null 2>&1; echo \"status $?\"; times",
+                                                     binary, "--config", sandbox.configPath, "send", "--channel", "hook", "hello"])
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.first == "status 1", "\(run)")  // the 2 s timeout: a temporary failure
+        let children = try #require(lines.last?.split(separator: " "), "\(run)")
+        let seconds = children.compactMap { field -> Double? in
+            // "1m2.345s"
+            guard let m = field.firstIndex(of: "m"), field.hasSuffix("s"), let minutes = Double(field[..<m]),
+                  let rest = Double(field[field.index(after: m)..<field.index(before: field.endIndex)]) else { return nil }
+            return minutes * 60 + rest
+        }
+        #expect(seconds.count == 2, "\(run)")
+        // Spinning through the 2 s wait would cost about 2 s of CPU; sleeping costs milliseconds.
+        #expect(seconds.reduce(0, +) < 1.0, "\(run)")
+        #expect(try await sink.requests().count == 1)
+    }
 }
