@@ -20,7 +20,7 @@ N=${BENCH_N:-10000}                          # reminders due at once
 RUNS=${BENCH_RUNS:-3}                        # measured ticks (each delivers N)
 EMPTY_RUNS=${BENCH_EMPTY_RUNS:-5}            # empty ticks (start-up + planning only)
 WRK_SECONDS=${BENCH_WRK_SECONDS:-5}
-APPRISE_N=${BENCH_APPRISE_N:-2000}
+APPRISE_N=${BENCH_APPRISE_N:-10000}
 PERF=${BENCH_PERF:-0}                        # 1: one more tick under perf record -g
 APPRISE_SPEC=${APPRISE_SPEC:-apprise==2.2.0}
 BUZZ_SCRATCH=${BUZZ_SCRATCH:-$ROOT/.build-static}
