@@ -50,7 +50,7 @@ public struct DBusChannel: NotificationChannel {
                                escapingMarkup: markup)
         let reply = try await perform(call)
         guard case .uint32(let id)? = reply.first else {
-            throw .temporary("the notification server answered Notify without a notification id")
+            throw .temporary("\(name): the notification server answered Notify without a notification id")
         }
         return id
     }
@@ -144,7 +144,10 @@ public struct DBusChannel: NotificationChannel {
         do {
             return try await connection.call(call, timeout: timeoutMilliseconds, oncePerConnection: oncePerConnection)
         } catch {
-            throw Self.deliveryError(for: error, timeout: timeout)
+            // "desktop: no D-Bus session bus …": the channel's name first, as every channel's failures.
+            var failure = Self.deliveryError(for: error, timeout: timeout)
+            failure.message = name + ": " + failure.message
+            throw failure
         }
     }
 

@@ -180,7 +180,7 @@ import Testing
         }
         #expect(ContinuousClock.now - started < .milliseconds(1500))
         #expect(error.isTemporary)
-        #expect(error.message == "the notification server did not answer within 0.3 s")
+        #expect(error.message == "desktop: the notification server did not answer within 0.3 s")
 
         try await bus.replaceNotify(with: "ret = 42")
         #expect(try await channel.deliverReturningID(reminder(title: "quick again")) == 42)
@@ -235,7 +235,7 @@ import Testing
 
         let error = try await #require(throws: DeliveryError.self) { try await channel.deliver(reminder()) }
         #expect(error.isTemporary)
-        #expect(error.message.hasPrefix("no D-Bus session bus (is a desktop session running?"), "\(error)")
+        #expect(error.message.hasPrefix("desktop: no D-Bus session bus (is a desktop session running?"), "\(error)")
         #expect(error.message.contains("DBUS_SESSION_BUS_ADDRESS is unset"))
         #expect(error.message.contains(empty.path + "/"), "\(error)")
         #expect(!error.message.contains("\n"))

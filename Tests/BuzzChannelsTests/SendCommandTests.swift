@@ -143,6 +143,7 @@ import Testing
         #expect(desktop.status == 1)
         #expect(desktop.stderrLines.count == 1)
         #expect(desktop.stderr.lowercased().contains("session bus"))
+        #expect(desktop.stderr.hasPrefix("buzz: desk: "), "\(desktop)")  // named like every channel's failure
     }
 
     @Test(.enabled(if: ServerGate.allows(.http) && ServerGate.allows(.smtp), "needs the test servers"))
