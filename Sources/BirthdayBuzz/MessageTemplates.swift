@@ -452,11 +452,12 @@ extension MessageTemplates {
                     throw TemplateError(file: path, line: 0, column: 0,
                                         message: "unknown template; expected reminder.mustache or ask.mustache")
                 }
-                guard let data = files.contents(atPath: path) else {
-                    throw TemplateError(file: path, line: 0, column: 0, message: "cannot read the file")
-                }
-                guard let text = String(bytes: data, encoding: .utf8) else {
-                    throw TemplateError(file: path, line: 0, column: 0, message: "not valid UTF-8")
+                let text: String
+                do {
+                    text = try TextFile.read(path)
+                } catch {
+                    throw TemplateError(file: path, line: error.line ?? 0, column: 0,
+                                        message: error.line == nil ? "cannot read the file (\(error.reason))" : "the file \(error.reason)")
                 }
                 result["\(locale)/\(kind.rawValue)"] = try compile(text, kind: kind, file: path)
             }

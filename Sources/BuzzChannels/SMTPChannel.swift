@@ -54,10 +54,12 @@ public struct SMTPChannel: NotificationChannel {
             return value
         case .file(let path):
             let resolved = context.resolvePath(path)
-            guard let text = try? String(contentsOfFile: resolved, encoding: .utf8) else {
-                throw ChannelSetupError(message: "\(channel): cannot read password_file \(resolved)")
+            do {
+                return firstLine(try TextFile.read(resolved, limit: 1 << 20))
+            } catch {
+                // The reason only: a line number would point into the secret.
+                throw ChannelSetupError(message: "\(channel): cannot read password_file \(resolved) (\(error.line == nil ? error.reason : "it is not UTF-8 text"))")
             }
-            return firstLine(text)
         case .command(let argv):
             let output = try PasswordCommand.run(argv, channel: channel, environment: context.environment,
                                                  configDirectory: context.configDirectory)

@@ -39,9 +39,10 @@ struct Context {
             configFileExists = true
             let text: String
             do {
-                text = try String(contentsOfFile: configPath, encoding: .utf8)
+                text = try TextFile.read(configPath)
             } catch {
-                throw CLIError.request("\(configPath): cannot read the config file (\(error.localizedDescription))")
+                if let line = error.line { throw CLIError.request("\(configPath):\(line): the config file \(error.reason)") }
+                throw CLIError.request("\(configPath): cannot read the config file (\(error.reason))")
             }
             do {
                 config = try BuzzConfig(toml: text, file: configPath, environment: environment, systemTimeZone: systemZone)

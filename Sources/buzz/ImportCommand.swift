@@ -238,9 +238,10 @@ struct ContactSource {
             case .csv:
                 let text: String
                 do {
-                    text = try String(contentsOfFile: path, encoding: .utf8)
+                    text = try TextFile.read(path, limit: 1 << 30)
                 } catch {
-                    throw CLIError.request("\(shown): not UTF-8 text (\(error.localizedDescription))")
+                    if let line = error.line { throw CLIError.request("\(shown):\(line): the file \(error.reason)") }
+                    throw CLIError.request("\(shown): cannot read the file (\(error.reason))")
                 }
                 do {
                     try GoogleContactsCSV.parse(text) { entry in

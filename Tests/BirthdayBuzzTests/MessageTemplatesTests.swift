@@ -363,6 +363,17 @@ import Testing
         #expect(backup == nil)
     }
 
+    @Test func anOverrideThatIsNotUTF8NamesItsLine() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-templates-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/fr", withIntermediateDirectories: true)
+        // "Anniversaire" then a Latin-1 "é" on the body line.
+        try Data(Array("Anniversaire\n\nBonne f".utf8) + [0xE9] + Array("te\n".utf8))
+            .write(to: URL(fileURLWithPath: root + "/fr/reminder.mustache"))
+        let error = #expect(throws: TemplateError.self) { try MessageTemplates(overrideDirectory: root) }
+        #expect(error?.description == root + "/fr/reminder.mustache:3: the file is not UTF-8 text (save it as UTF-8)")
+    }
+
     @Test func brokenOrIncompleteShippedTemplates() {
         #expect(Self.shippedError(["fr/reminder": "Titre\nCorps\n"])?.description == "templates/fr/reminder.mustache:2:1: "
                 + "expected a blank line after the title: a template is a title line, a blank line, then the body")

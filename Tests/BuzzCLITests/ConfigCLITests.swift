@@ -55,6 +55,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir))
     }
 
+    /// Foundation would say "The file isn't in the correct format" for all three.
+    @Test func aConfigThatCannotBeReadSaysWhy() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\n")
+        // "dé" in Latin-1 on line 3.
+        try Data(Array("[general]\ntimezone = \"UTC\"\nlocale = \"d".utf8) + [0xE9] + Array("\"\n".utf8))
+            .write(to: URL(fileURLWithPath: sandbox.configPath))
+        let latin1 = try await sandbox.run(["list"])
+        #expect(latin1.status == 2, "\(latin1)")
+        #expect(latin1.stderr == "buzz: \(sandbox.configPath):3: the config file is not UTF-8 text (save it as UTF-8)\n", "\(latin1)")
+
+        try FileManager.default.removeItem(atPath: sandbox.configPath)
+        try FileManager.default.createDirectory(atPath: sandbox.configPath, withIntermediateDirectories: false)
+        let folder = try await sandbox.run(["list"])
+        #expect(folder.status == 2, "\(folder)")
+        #expect(folder.stderr == "buzz: \(sandbox.configPath): cannot read the config file (is a folder, not a file)\n", "\(folder)")
+
+        // /dev/null reads as an empty config: every default.
+        let empty = try await sandbox.run(["--config", "/dev/null", "list"])
+        #expect(empty.status == 0, "\(empty)")
+    }
+
     @Test func explicitConfigThatDoesNotExistExitsTwo() async throws {
         let sandbox = try Sandbox()
         let missing = sandbox.root + "/nowhere/config.toml"
