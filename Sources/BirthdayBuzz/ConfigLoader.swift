@@ -366,6 +366,11 @@ final class TableReader {
     }
 
     func duration(_ key: String) throws -> Int? {
+        // A bare number has no unit (seconds? hours?): say how to write it rather than guess.
+        if let number = table[key]?.int {
+            used.insert(key)
+            throw problem(key, "\(number) has no unit; write a duration such as \"\(number)s\" or \"\(number)m\"")
+        }
         guard let text = try string(key) else { return nil }
         guard let seconds = ValueFormats.duration(text) else {
             throw problem(key, "\"\(text)\" is not a duration (e.g. \"30s\", \"12h\", \"1h30m\", \"2d\")")

@@ -32,6 +32,8 @@ import Testing
         Case(label: "bad feb29 policy", toml: "[reminders]\nfeb29 = \"feb30\"\n", mentions: ["reminders.feb29"]),
         Case(label: "max_pending 0", toml: "[reminders]\nmax_pending = 0\n", mentions: ["reminders.max_pending"]),
         Case(label: "offsets of the wrong type", toml: "[reminders]\noffsets = \"0\"\n", mentions: ["reminders.offsets"]),
+        Case(label: "a duration without a unit", toml: "[channels.hook]\ntype = \"console\"\ntimeout = 10\n",
+             mentions: ["config.toml:3:", "channels.hook.timeout", "10 has no unit", "\"10s\""]),
         Case(label: "route to a missing channel", toml: "[reminders]\nchannels = [\"pager\"]\n",
              mentions: ["reminders.channels", "pager"]),
     ]
