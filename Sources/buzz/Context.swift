@@ -17,7 +17,12 @@ struct Context {
     /// whether it was named explicitly (then it must exist).
     static func configPath(_ options: GlobalSettings, environment: [String: String]) -> (path: String, explicit: Bool) {
         if let named = options.config ?? environment["BUZZ_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            return (named, true)
+            // Absolute from here on: the config's folder anchors template overrides,
+            // relative plugin paths and the permission checks, and `cfg.toml` has
+            // no folder part of its own.
+            guard !named.hasPrefix("/") else { return (named, true) }
+            let here = FileManager.default.currentDirectoryPath
+            return (((here.hasSuffix("/") ? here : here + "/") + named as NSString).standardizingPath, true)
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"

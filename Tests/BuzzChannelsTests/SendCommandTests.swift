@@ -187,6 +187,32 @@ import Testing
         #expect(failures.contains { $0.contains("/nonexistent/buzz-plugin") })
     }
 
+    /// `--config cfg.toml` (no folder part) anchors the config's folder at the working
+    /// directory: the exec plugin's folder checks and template overrides find it.
+    @Test(.enabled(if: ServerGate.allows(.exec), "needs /bin/sh"))
+    func aRelativeConfigPathWorksForExecPlugins() async throws {
+        let sandbox = try Sandbox()
+        chmod(sandbox.root, 0o700)
+        let plugin = try sandbox.write("plugins/record", "#!/bin/sh\ncat > \"$OUT\"\n")
+        chmod(plugin, 0o700)
+        chmod(sandbox.root + "/plugins", 0o700)
+        try sandbox.write("cfg.toml", """
+            [channels.phone]
+            type = "exec"
+            command = ["\(plugin)"]
+            env = { OUT = "\(sandbox.root)/stdin.json" }
+            """)
+        chmod(sandbox.root + "/cfg.toml", 0o600)
+        try sandbox.write("templates/en/reminder.mustache", "Relative {{name}}\n\nbody\n")
+        for config in ["cfg.toml", "./cfg.toml"] {
+            let result = try await sandbox.run(["--config", config, "send", "--channel", "phone", "hi"], dataDir: false)
+            #expect(result.status == 0, "\(config): \(result)")
+            let doctor = try await sandbox.run(["--config", config, "doctor"], dataDir: false)
+            #expect(doctor.stdout.contains(sandbox.root + "/templates"), "\(config): \(doctor)")
+        }
+        #expect(FileManager.default.fileExists(atPath: sandbox.root + "/stdin.json"))
+    }
+
     /// A transfer polls its socket without sleeping only briefly (CurlEasy.spinBudget,
     /// 0.5 ms), then sleeps: a reply that takes seconds costs no more CPU than a fast one.
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
