@@ -64,7 +64,7 @@ extension BuzzConfig {
                 }
                 self.reminders.time = minutes
             }
-            self.reminders.channels = try reminders.stringArray("channels")
+            self.reminders.channels = try reminders.channelList("channels")
             if let feb29 = try reminders.choice("feb29", Feb29Policy.self) { self.reminders.feb29 = feb29 }
             if let max = try reminders.int("max_pending") {
                 guard (1...100_000).contains(max) else {
@@ -81,7 +81,7 @@ extension BuzzConfig {
                 guard let group = try groups.table(name) else { continue }
                 var parsed = Group(name: name)
                 parsed.offsets = try group.offsets("offsets")
-                parsed.channels = try group.stringArray("channels")
+                parsed.channels = try group.channelList("channels")
                 try group.finish()
                 self.groups.append(parsed)
             }
@@ -145,10 +145,17 @@ extension BuzzConfig {
         for group in groups { try check(group.channels, ["groups", group.name, "channels"]) }
         try check(ask.sms.map { [$0] }, ["ask", "sms"])
         try check(ask.email.map { [$0] }, ["ask", "email"])
-        if let email = ask.email, let channel = channel(named: email),
+        if let email = ask.email, let channel = resolvedChannel(named: email),
            !["smtp", "exec"].contains(channel.typeName) {
             throw SchemaProblem(path: ["ask", "email"],
                                 message: "channel \"\(email)\" is a \(channel.typeName) channel; email asks need smtp or exec")
+        }
+        // An SMS goes out through a gateway (a webhook) or a plugin; the console or
+        // the desktop would only show the text here and record it as sent.
+        if let sms = ask.sms, let channel = resolvedChannel(named: sms),
+           !["webhook", "exec"].contains(channel.typeName) {
+            throw SchemaProblem(path: ["ask", "sms"],
+                                message: "channel \"\(sms)\" is a \(channel.typeName) channel; SMS asks need a webhook (an SMS gateway) or exec")
         }
     }
 
@@ -352,10 +359,22 @@ final class TableReader {
         }
     }
 
+    /// Channel names for a route; an empty list would send reminders nowhere.
+    func channelList(_ key: String) throws -> [String]? {
+        let names = try stringArray(key)
+        if names?.isEmpty == true {
+            throw problem(key, "is empty: reminders would go nowhere; name at least one channel, e.g. [\"desktop\"]")
+        }
+        return names
+    }
+
     /// Reminder offsets: days before, 0…365, no duplicates.
     func offsets(_ key: String) throws -> [Int]? {
         guard let value = value(key) else { return nil }
         guard let array = value.array else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", value) }
+        if array.isEmpty {
+            throw problem(key, "is empty: no reminder would ever fire; [0] reminds on the day itself")
+        }
         var offsets: [Int] = []
         for element in array {
             guard let day = element.int else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", element) }

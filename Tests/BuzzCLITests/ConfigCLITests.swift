@@ -34,6 +34,13 @@ import Testing
         Case(label: "offsets of the wrong type", toml: "[reminders]\noffsets = \"0\"\n", mentions: ["reminders.offsets"]),
         Case(label: "a duration without a unit", toml: "[channels.hook]\ntype = \"console\"\ntimeout = 10\n",
              mentions: ["config.toml:3:", "channels.hook.timeout", "10 has no unit", "\"10s\""]),
+        Case(label: "no channels", toml: "[reminders]\nchannels = []\n", mentions: ["config.toml:2:", "reminders.channels", "is empty"]),
+        Case(label: "no offsets", toml: "[reminders]\noffsets = []\n", mentions: ["config.toml:2:", "reminders.offsets", "is empty"]),
+        Case(label: "a group routed nowhere", toml: "[groups.family]\nchannels = []\n", mentions: ["groups.family.channels", "is empty"]),
+        Case(label: "sms asks through the console", toml: "[ask]\nsms = \"console\"\n",
+             mentions: ["ask.sms", "console", "webhook"]),
+        Case(label: "email asks through the desktop", toml: "[ask]\nemail = \"desktop\"\n",
+             mentions: ["ask.email", "dbus", "smtp"]),
         Case(label: "route to a missing channel", toml: "[reminders]\nchannels = [\"pager\"]\n",
              mentions: ["reminders.channels", "pager"]),
     ]
