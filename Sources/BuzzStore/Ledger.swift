@@ -90,6 +90,14 @@ public final class SQLiteLedger: DeliveryLedger {
         statement.bind(row.sentAt)
     }
 
+    /// Every channel's row for one event, by channel.
+    public func rows(eventID: String) throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM delivery WHERE event_id = ? ORDER BY channel",
+                             arguments: [eventID]).map(Self.decode)
+        }
+    }
+
     public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
         try database.read { db in
             var keys: Set<String> = []

@@ -186,13 +186,22 @@ struct TickCommandTests {
         #expect(outbox.stdout.contains("failed") && outbox.stdout.contains("u0/1/2027-03-15") && outbox.stdout.contains("HTTP 404"))
         let json = try JSONRow.parseArray(try await sandbox.run(["outbox", "--failed", "--json"]).stdout)
         #expect(json.count == 1 && json.first?["status"] == .string("failed") && json.first?["attempts"] == .int(1))
+        // A typo among the ids changes nothing and says which id.
+        let typo = try await sandbox.run(["retry", "u0/1/2027-03-15", "u0/1/2027-03-51", "--now", "2027-03-14T09:10Z"])
+        #expect(typo.status == 2, "\(typo)")
+        #expect(typo.stderr.contains("u0/1/2027-03-51: no delivery with this id"), "\(typo)")
+        #expect(try await sandbox.run(["outbox", "--failed"]).stdout.contains("u0/1/2027-03-15"))
         let retry = try await sandbox.run(["retry", "u0/1/2027-03-15", "--now", "2027-03-14T09:10Z"])
         #expect(retry.status == 0, "\(retry)")
         let again = try await sandbox.run(["tick", "--now", "2027-03-14T09:11Z"])
         #expect(again.status == 0, "\(again)")
         #expect(try await sink.requests().map(\.status) == [404, 200])
         #expect(try await sandbox.run(["outbox", "--failed"]).stdout.contains("No failed deliveries"))
-        #expect(try await sandbox.run(["retry"]).status == 2)  // nothing to retry
+        // Nothing failed: nothing to do, like a tick with nothing due (DESIGN §4: 0).
+        let nothing = try await sandbox.run(["retry"])
+        #expect(nothing.status == 0 && nothing.stdout.contains("nothing to retry"), "\(nothing)")
+        let sent = try await sandbox.run(["retry", "u0/1/2027-03-15"])
+        #expect(sent.status == 2 && sent.stderr.contains("nothing failed to retry (hook sent)"), "\(sent)")
     }
 
     @Test func aBrokenTemplateStopsTickBeforeAnythingIsSent() async throws {
