@@ -23,13 +23,15 @@ public struct AskPlan: Sendable, Equatable {
         lhs.routes == rhs.routes && lhs.passedOver.map { "\($0.route)\($0.reason)" } == rhs.passedOver.map { "\($0.route)\($0.reason)" }
     }
 
-    /// The ordered routes for `card` under `config`.
-    public init(card: ContactCard, config: BuzzConfig) {
+    /// The ordered routes for `card` under `config`: `ask.order`, or only the route
+    /// the user named (`ask --via share` works whatever `ask.order` says, and its
+    /// reasons are about that route alone).
+    public init(card: ContactCard, config: BuzzConfig, only: BuzzConfig.AskRoute? = nil) {
         routes = []
         passedOver = []
         let phones = AskPlan.phones(card.phones)
         let emails = AskPlan.emails(card.emails)
-        for kind in config.ask.order {
+        for kind in only.map({ [$0] }) ?? config.ask.order {
             switch kind {
             case .sms:
                 if phones.isEmpty {

@@ -82,9 +82,17 @@ struct AskCommand: AsyncParsableCommand {
                            via: via, dryRun: dryRun, force: force)
         var failures = 0
         var refusals = 0
+        var asked = 0
         for contact in targets {
+            // --missing passes over recently asked contacts: a weekly `ask --missing`
+            // asks each one once per cooldown, and that is not an error.
+            if missing, let cooling = flow.cooldown(contact) {
+                print("\(cooling): not asked again yet")
+                continue
+            }
             do {
                 try await flow.ask(contact)
+                asked += 1
             } catch let error as CLIError where error.status == 2 {
                 printError(error.message)
                 refusals += 1
@@ -94,7 +102,9 @@ struct AskCommand: AsyncParsableCommand {
             }
         }
         if failures > 0 { throw ExitCode(1) }
-        if refusals > 0 { throw ExitCode(2) }
+        // Named contacts: any that could not be asked makes it a wrong request. With
+        // --missing, those are reported and the others still count as done.
+        if refusals > 0, !missing || asked == 0 { throw ExitCode(2) }
     }
 }
 
@@ -109,20 +119,25 @@ struct AskFlow {
     var dryRun = false
     var force = false
 
+    /// "Kim was asked on 2027-01-01 by sms (again from 2027-01-31)" while the
+    /// contact is within `ask.cooldown_days` (and neither --force nor --dry-run).
+    func cooldown(_ contact: Contact) -> String? {
+        guard !force, !dryRun, let last = contact.lastRequestDate, let asked = LocalDate(iso: last),
+              asked.days(until: context.today) < context.config.ask.cooldownDays else { return nil }
+        let again = asked.adding(days: context.config.ask.cooldownDays)
+        return "\(contact.name) was asked on \(last)\(contact.requestChannel.map { " by \($0)" } ?? "") (again from \(again))"
+    }
+
     func ask(_ contact: Contact) async throws {
         if let birthday = contact.birthday {
             print("\(contact.name) already has a birthday (\(birthday)); nothing to ask")
             return
         }
-        let today = context.today
-        if !force, !dryRun, let last = contact.lastRequestDate, let asked = LocalDate(iso: last),
-           asked.days(until: today) < context.config.ask.cooldownDays {
-            let again = asked.adding(days: context.config.ask.cooldownDays)
-            throw CLIError.request("\(contact.name) was asked on \(last)\(contact.requestChannel.map { " by \($0)" } ?? ""); "
-                                   + "asking again before \(again) needs --force")
+        if let cooling = cooldown(contact) {
+            throw CLIError.request("\(cooling); asking again before then needs --force")
         }
-        let plan = AskPlan(card: contact.card, config: context.config)
-        let routes = plan.routes.filter { via == nil || $0.kind == via }
+        let plan = AskPlan(card: contact.card, config: context.config, only: via)
+        let routes = plan.routes
         guard var route = routes.first else {
             let reasons = plan.passedOver.map { "\($0.route.rawValue): \($0.reason)" }.joined(separator: "; ")
             throw CLIError.request("\(contact.name): no way to ask\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
@@ -157,7 +172,7 @@ struct AskFlow {
         case .sms, .email:
             try await send(route: route, text: text, contact: contact)
         }
-        try runtime { try store.recordAsk(contactID: contact.id, date: today, route: how, now: context.now) }
+        try runtime { try store.recordAsk(contactID: contact.id, date: context.today, route: how, now: context.now) }
     }
 
     /// Sends through the route's channel, through the ledger: `<contact>/ask/<n>`, written before and after.

@@ -100,6 +100,47 @@ import Testing
         #expect(share.stdout.contains("sms:+491702222222?body=Hey%20Two"))
     }
 
+    /// `ask --missing` (a weekly cron job) passes over contacts asked within the
+    /// cooldown instead of failing; `--via share` works even when `ask.order` leaves it out.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func missingPassesOverTheCooldownAndShareIsAlwaysThere() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [ask]
+            sms = "gateway"
+            order = ["sms"]
+            [channels.gateway]
+            type = "webhook"
+            url = "\(base.absoluteString)/sms"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        try await Self.importCards(sandbox, [
+            VCard.card(uid: "ann", name: "Ann Phone", extra: ["TEL;TYPE=CELL:+43 660 1234567"]),
+            VCard.card(uid: "ben", name: "Ben Phone", extra: ["TEL;TYPE=CELL:+43 660 7654321"]),
+        ])
+        let first = try await sandbox.run(["ask", "Ann", "--now", "2027-01-01T10:00"])
+        #expect(first.status == 0, "\(first)")
+        let weekly = try await sandbox.run(["ask", "--missing", "--yes", "--now", "2027-01-08T10:00"])
+        #expect(weekly.status == 0, "\(weekly)")
+        #expect(weekly.stdout.contains("Ann Phone was asked on 2027-01-01 by sms (again from 2027-01-31): not asked again yet"),
+                "\(weekly)")
+        #expect(try await sink.requests().count == 2)  // Ann once, Ben once
+
+        let share = try await sandbox.run(["ask", "Ann", "--via", "share", "--force", "--now", "2027-01-09T10:00"],
+                                          environment: ["PATH": "/nonexistent"])
+        #expect(share.status == 0, "\(share)")
+        #expect(share.stdout.contains("sms:+436601234567?body="), "\(share)")
+        // --via email names the email route's own reason, not the others'.
+        let email = try await sandbox.run(["ask", "Ann", "--via", "email", "--force"])
+        #expect(email.status == 2)
+        #expect(email.stderr == "buzz: Ann Phone: no way to ask by email (email: no email address)\n", "\(email)")
+    }
+
     @Test(.enabled(if: ServerGate.allows(.exec), "needs /bin/sh"))
     func composeAndClipboardUseTheToolsOnPath() async throws {
         let sandbox = try Sandbox()
