@@ -82,8 +82,10 @@ public struct CardProblem: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `card 37 (UID x): BDAY "1990-02-30" is not a date`; the caller prefixes the file.
+    /// Card number 0 is the whole file (`holds no vCard`).
     public var description: String {
-        "card \(cardNumber)" + (uid.map { " (UID \($0))" } ?? "") + ": " + message
+        guard cardNumber > 0 else { return message }
+        return "card \(cardNumber)" + (uid.map { " (UID \($0))" } ?? "") + ": " + message
     }
 }
 

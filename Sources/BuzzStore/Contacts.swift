@@ -9,6 +9,9 @@ public struct ImportSummary: Sendable, Equatable {
     public var unchanged = 0
     public var removed = 0
     public var skipped = 0
+    /// Sources `--prune` left as they were: something unreadable in them may be
+    /// one of their contacts (a card without a readable UID, a file with no card).
+    public var unpruned: [String] = []
 
     public init() {}
 
@@ -18,6 +21,7 @@ public struct ImportSummary: Sendable, Equatable {
         lhs.unchanged += rhs.unchanged
         lhs.removed += rhs.removed
         lhs.skipped += rhs.skipped
+        lhs.unpruned += rhs.unpruned
     }
 }
 
@@ -35,6 +39,9 @@ public final class ImportSession {
     /// UIDs named by cards that could not be read: still in the source, so
     /// `--prune` keeps them, but nothing was written for them.
     private var skippedUIDs: Set<String> = []
+    /// Something unreadable named no UID: `--prune` cannot tell which contact it
+    /// was, so it leaves this source alone.
+    private(set) var pruneWithheld = false
     /// UID-less cards whose id changed, matched by name at the end of the source.
     private var deferred: [(card: ContactCard, columns: CardColumns)] = []
     /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
@@ -79,7 +86,7 @@ public final class ImportSession {
         summary.skipped += 1
         // A broken card whose UID is known still names a contact that is in
         // the source: `--prune` must not remove it (nor its decisions).
-        if let uid = problem.uid { skippedUIDs.insert(uid) }
+        if let uid = problem.uid { skippedUIDs.insert(uid) } else { pruneWithheld = true }
     }
 
     /// Adds one card: its column values are computed here, and the card is
@@ -124,6 +131,10 @@ public final class ImportSession {
 
     /// Removes contacts of this source that no source of the import holds.
     func prune(keeping seenAnywhere: Set<String>) throws {
+        guard !pruneWithheld else {
+            summary.unpruned.append(source)
+            return
+        }
         var gone: [String] = []
         for (id, info) in existing where info.source == source && !seenAnywhere.contains(id) { gone.append(id) }
         let statement = try db.cachedStatement(sql: "DELETE FROM contact WHERE id = ? AND source = ?")

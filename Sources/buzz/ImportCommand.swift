@@ -66,6 +66,11 @@ struct ImportCommand: ParsableCommand {
         }
         progress.finish()
         notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        for identifier in summary.unpruned {
+            let shown = sources.first { $0.identifier == identifier }?.displayName ?? identifier
+            printWarning("\(shown): not pruned: something above that could not be read may be one of its contacts; "
+                         + "fix it and import again with --prune")
+        }
         let names = sources.count <= 3 ? sources.map(\.displayName).joined(separator: ", ") : "\(sources.count) sources"
         print("imported \(names): \(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged, "
               + "\(summary.removed) removed, \(summary.skipped) skipped")
@@ -219,7 +224,10 @@ struct ContactSource {
                 let chunkSize = 1 << 20
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
                 defer { buffer.deallocate() }
-                let emit: (ImportEntry) -> Void = { entry in
+                var entries = 0
+                var sawText = false
+                func emit(_ entry: ImportEntry) {
+                    entries += 1
                     guard failure == nil else { return }
                     do { try body(shown, entry) } catch { failure = error }
                 }
@@ -230,11 +238,20 @@ struct ContactSource {
                         throw CLIError.runtime("\(shown): read failed (\(String(cString: strerror(errno))))")
                     }
                     if count == 0 { break }
+                    if !sawText, entries == 0 {
+                        sawText = buffer[..<count].contains { !(0x09...0x0D).contains($0) && $0 != 0x20 }
+                    }
                     reader.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]), emit)
                     bytesRead(count)
                     if let failure { throw failure }
                 }
                 reader.finish(emit)
+                // A file with no card at all (empty, or cut off before BEGIN:VCARD by a
+                // sync in progress) is reported: it may have held contacts that
+                // --prune would otherwise remove.
+                if entries == 0 {
+                    emit(.skipped(CardProblem(cardNumber: 0, message: sawText ? "holds no vCard (no BEGIN:VCARD)" : "is empty")))
+                }
             case .csv:
                 let text: String
                 do {

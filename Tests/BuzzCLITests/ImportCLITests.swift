@@ -171,6 +171,35 @@ import Testing
         #expect(Set(try await sandbox.listAll().keys) == ["urn:uuid:0001", "urn:uuid:0003"])
     }
 
+    /// A card file caught half-written by a sync (or emptied) may have held a
+    /// contact: it is reported, and --prune leaves the source alone, so the
+    /// contact and the user's decision survive until the file is whole again.
+    @Test(arguments: ["BEGIN:VCA", "", "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ben Ba"])
+    func pruneLeavesASourceWithAnUnreadableFileAlone(_ broken: String) async throws {
+        let sandbox = try Sandbox()
+        for (index, card) in Self.three.enumerated() {
+            try sandbox.write("vdir/\(index).vcf", card)
+        }
+        let folder = sandbox.root + "/vdir"
+        #expect(try await importing(sandbox, [folder]).1 == ImportCounts(added: 3))
+        #expect(try await sandbox.run(["skip", "Ben Baker"]).status == 0)
+
+        try sandbox.write("vdir/1.vcf", broken)
+        let (result, counts) = try await importing(sandbox, [folder], ["--prune"])
+        #expect(result.status == 0, "\(result)")
+        #expect(counts == ImportCounts(unchanged: 2, skipped: 1), "\(result)")
+        #expect(result.stderr.contains("vdir/1.vcf: "), "\(result)")
+        #expect(result.stderr.contains("vdir: not pruned"), "\(result)")
+        let contacts = try await sandbox.listAll()
+        #expect(contacts.count == 3)
+        #expect(contacts["urn:uuid:0002"]?["buzzed"] == .bool(false), "the skip survives: \(contacts)")
+
+        // Once the file is gone for good, --prune removes the contact.
+        try FileManager.default.removeItem(atPath: folder + "/1.vcf")
+        let (pruned, prunedCounts) = try await importing(sandbox, [folder], ["--prune"])
+        #expect(prunedCounts == ImportCounts(unchanged: 2, removed: 1), "\(pruned)")
+    }
+
     @Test func vdirSymlinkIsNotFollowed() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("vdir/a.vcf", Self.three[0])
