@@ -194,3 +194,12 @@ extension LocalDate {
         self.init(daysSinceEpoch: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
     }
 }
+
+extension Birthday {
+    /// `BDAY 2090-01-06 is in the future (today is 2026-11-23)` when the date of
+    /// birth lies after `today`; nil otherwise (and for year-less birthdays).
+    public func futureProblem(today: LocalDate?, property: String) -> String? {
+        guard let today, let born = dateOfBirth, born > today else { return nil }
+        return "\(property) \(born) is in the future (today is \(today))"
+    }
+}

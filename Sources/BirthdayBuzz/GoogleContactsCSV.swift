@@ -31,7 +31,7 @@ public struct GoogleContactsCSV: Sendable {
     /// Throws `GoogleContactsCSV.Error` only when the header is not a Google Contacts header.
     ///
     /// Rows are numbered from 1 after the header; completely blank lines are not rows.
-    public static func parse(_ text: String, _ body: (ImportEntry) -> Void) throws {
+    public static func parse(_ text: String, today: LocalDate? = nil, _ body: (ImportEntry) -> Void) throws {
         var reader = Reader(Array(text.utf8))
         guard let header = reader.nextRecord(needed: nil) else {
             throw Error(message: "empty file: no Google Contacts CSV header")
@@ -44,7 +44,7 @@ public struct GoogleContactsCSV: Sendable {
         var rowNumber = 0
         while let fields = reader.nextRecord(needed: layout.needed) {
             rowNumber += 1
-            body(layout.entry(fields: fields, rowNumber: rowNumber))
+            body(layout.entry(fields: fields, rowNumber: rowNumber, today: today))
         }
     }
 }
@@ -142,7 +142,7 @@ extension GoogleContactsCSV {
             return GoogleContactsCSV.cell(fields, index)
         }
 
-        func entry(fields: [String], rowNumber: Int) -> ImportEntry {
+        func entry(fields: [String], rowNumber: Int, today: LocalDate? = nil) -> ImportEntry {
             var problems: [CardProblem] = []
 
             // Name.
@@ -165,7 +165,12 @@ extension GoogleContactsCSV {
             var birthday: Birthday?
             switch GoogleContactsCSV.date(birthdayCell) {
             case .empty: break
-            case .date(let date): birthday = date
+            case .date(let date):
+                if let problem = date.futureProblem(today: today, property: "Birthday") {
+                    problems.append(CardProblem(cardNumber: rowNumber, message: problem))
+                } else {
+                    birthday = date
+                }
             case .invalid(let shown):
                 problems.append(CardProblem(cardNumber: rowNumber, message: "Birthday \"\(shown)\" is not a date"))
             }

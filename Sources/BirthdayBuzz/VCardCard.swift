@@ -72,7 +72,7 @@ struct CardBuilder {
     }
 
     /// The finished card, or the reason it is skipped.
-    func build() -> ImportEntry {
+    func build(today: LocalDate? = nil) -> ImportEntry {
         if let problem {
             return .skipped(CardProblem(cardNumber: number, uid: uid, message: problem))
         }
@@ -100,7 +100,12 @@ struct CardBuilder {
         if let bday {
             switch CardBuilder.readDate(bday, property: "BDAY") {
             case .empty: break
-            case .date(let date): birthday = date
+            case .date(let date):
+                if let problem = date.futureProblem(today: today, property: "BDAY") {
+                    problems.append(CardProblem(cardNumber: number, uid: uid, message: problem))
+                } else {
+                    birthday = date
+                }
             case .text(let text): birthdayText = text
             case .invalid(let message): problems.append(CardProblem(cardNumber: number, uid: uid, message: message))
             }

@@ -15,6 +15,9 @@ public struct VCardReader {
     public var maxLineBytes: Int
     /// Largest card, counting only what is kept.
     public var maxCardBytes: Int
+    /// With a date, a BDAY after it is reported and the card kept without a
+    /// birthday (a typo like 2090 for 1990 would otherwise never fire).
+    public var today: LocalDate?
 
     private var partial: [UInt8] = []
     private var atStart = true
@@ -144,7 +147,7 @@ public struct VCardReader {
             card = CardBuilder(number: cardNumber)
         case .end where logical.valueIs("VCARD"):
             if let done = card.take() {  // moved out, not copied
-                emit(done.build())
+                emit(done.build(today: today))
             }
         default:
             guard card != nil else { return }

@@ -25,8 +25,9 @@ struct ImportCommand: ParsableCommand {
         let context = try Context(root.global)
         // Check every input before writing anything: a wrong path changes nothing.
         var sources: [ContactSource] = []
-        for source in try paths.map(ContactSource.init(path:))
+        for var source in try paths.map(ContactSource.init(path:))
         where !sources.contains(where: { $0.identifier == source.identifier }) {
+            source.today = context.today
             sources.append(source)
         }
         let store = try context.openStore()
@@ -120,6 +121,8 @@ struct ContactSource {
     let files: [(path: String, kind: Kind)]
     let totalBytes: Int
     let isFolder: Bool
+    /// Birthdays after this day are reported and dropped (the import's `--now`).
+    var today: LocalDate?
 
     /// Largest input file accepted.
     static let maxFileBytes = 2 << 30
@@ -221,6 +224,7 @@ struct ContactSource {
                 }
                 defer { close(descriptor) }
                 var reader = VCardReader()
+                reader.today = today
                 let chunkSize = 1 << 20
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
                 defer { buffer.deallocate() }
@@ -261,7 +265,7 @@ struct ContactSource {
                     throw CLIError.request("\(shown): cannot read the file (\(error.reason))")
                 }
                 do {
-                    try GoogleContactsCSV.parse(text) { entry in
+                    try GoogleContactsCSV.parse(text, today: today) { entry in
                         guard failure == nil else { return }
                         do { try body(shown, entry) } catch { failure = error }
                     }

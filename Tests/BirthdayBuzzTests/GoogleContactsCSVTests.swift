@@ -185,6 +185,26 @@ import Testing
         #expect(cards[1].birthday == Birthday(month: 2, day: 29))
     }
 
+    @Test func futureBirthdayKeepsCardWithoutIt() throws {
+        let text = [
+            Self.oldHeader,
+            Self.oldRow(["Name": "Future Typo", "Birthday": "2090-01-06"]),
+            Self.oldRow(["Name": "Year Less", "Birthday": "--01-06"]),
+            Self.oldRow(["Name": "Born Today", "Birthday": "2026-11-23"]),
+        ].joined(separator: "\n")
+        var entries: [ImportEntry] = []
+        try GoogleContactsCSV.parse(text, today: LocalDate(year: 2026, month: 11, day: 23)) { entries.append($0) }
+        guard entries.count == 3, case .card(let future, let problems) = entries[0],
+              case .card(let yearLess, let none) = entries[1], case .card(let today, let alsoNone) = entries[2] else {
+            Issue.record("expected three cards: \(entries)")
+            return
+        }
+        #expect(future.birthday == nil)
+        #expect(problems.map(\.description) == ["card 1: Birthday 2090-01-06 is in the future (today is 2026-11-23)"])
+        #expect(yearLess.birthday != nil && none.isEmpty)
+        #expect(today.birthday?.year == 2026 && alsoNone.isEmpty)
+    }
+
     @Test func impossibleBirthdayKeepsCardWithProblem() throws {
         let text = [
             Self.oldHeader,

@@ -73,6 +73,21 @@ import Testing
         #expect(all["good-1"]?["birthday"] == .string("1980-04-01"))
     }
 
+    /// A BDAY after today (2090 typed for 1990) is reported and dropped: kept, it
+    /// would never fire, and `set-birthday` refuses the same date.
+    @Test func futureBirthdayIsReportedAndTheContactKeptWithout() async throws {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("future.vcf", VCard.card(uid: "typo", name: "Future Typo", bday: "2090-01-06")
+                                     + VCard.card(uid: "fine", name: "Fine Year", bday: "1990-01-06"))
+        let (result, counts) = try await importing(sandbox, [file])
+        #expect(counts == ImportCounts(added: 2), "\(result)")
+        #expect(result.stderrLines == [Substring(file + ": card 1 (UID typo): BDAY 2090-01-06 is in the future "
+                                                   + "(today is 2027-01-15); kept without a birthday")], "\(result)")
+        let all = try await sandbox.listAll()
+        #expect(all["typo"]?["birthday"] == .null && all["typo"]?["section"] == .string("missing"))
+        #expect(all["fine"]?["birthday"] == .string("1990-01-06"))
+    }
+
     @Test func truncatedCardDoesNotSwallowTheNextOne() async throws {
         let sandbox = try Sandbox()
         let truncated = "BEGIN:VCARD\nVERSION:3.0\nUID:cut-1\nFN:Tina Truncated\nBDAY:1975-05-05\n"
