@@ -107,12 +107,19 @@ struct ClearBirthdayCommand: ParsableCommand {
 
 /// A birthday typed by the user (`set-birthday`, `triage`): `MM-DD`, `--MM-DD` or
 /// `YYYY-MM-DD`, a day that exists, not in the future.
+///
+/// Year 1604 or 0000 means "year unknown", as on an imported card (Apple's
+/// convention); a year more than 130 years back is taken for a typo.
 func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
-    guard let birthday = Birthday(storedForm: text) else {
+    let yearless = text.count == 10 && (text.hasPrefix("1604-") || text.hasPrefix("0000-")) ? "--" + text.dropFirst(5) : text
+    guard let birthday = Birthday(storedForm: String(yearless)) else {
         throw CLIError.request("\"\(text)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
     }
     if let born = birthday.dateOfBirth, born > today {
         throw CLIError.request("\(text) is in the future (today is \(today))")
+    }
+    if let year = birthday.year, year < today.year - 130 {
+        throw CLIError.request("\(text): the year \(year) is more than 130 years ago; give MM-DD if the year is unknown")
     }
     return birthday
 }

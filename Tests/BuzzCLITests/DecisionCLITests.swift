@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test(arguments: ["2027-06-02", "2099-01-01", "02-30", "2023-02-29", "13-01", "00-10", "1990-3-5",
-                      "1990-04-31", "tomorrow", "0229", "12-32"])
+                      "1990-04-31", "tomorrow", "0229", "12-32", "0001-01-01", "1850-05-05"])
     func impossibleOrFutureBirthdayExitsTwo(date: String) async throws {
         let sandbox = try await people()
         let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
@@ -80,7 +80,8 @@ import Testing
         #expect(all["u-anna"]?["buzzed"] == .null)
     }
 
-    @Test(arguments: [("02-29", "--02-29"), ("2027-06-01", "2027-06-01"), ("2024-02-29", "2024-02-29"), ("12-31", "--12-31")])
+    @Test(arguments: [("02-29", "--02-29"), ("2027-06-01", "2027-06-01"), ("2024-02-29", "2024-02-29"), ("12-31", "--12-31"),
+                      ("1604-04-12", "--04-12"), ("0000-02-29", "--02-29"), ("1897-06-01", "1897-06-01")])
     func validBirthdayOnAnUndecidedContactIncludesIt(date: String, stored: String) async throws {
         let sandbox = try await people()
         let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
