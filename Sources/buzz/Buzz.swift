@@ -22,6 +22,18 @@ struct Buzz: AsyncParsableCommand {
     /// Runs the command and maps every failure to DESIGN §4's exit statuses:
     /// 0 done, 1 delivery or runtime failure, 2 the request was wrong
     /// (argument-parser's usage status 64 becomes 2).
+    /// argument-parser's usage error ("Error: …", a help line, the usage, "See
+    /// 'buzz upcoming --help' …") as DESIGN §4's one line:
+    /// `--limit must be 1 or more (see 'buzz upcoming --help')`.
+    static func oneLine(_ message: String) -> String {
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard var first = lines.first else { return message }
+        if first.hasPrefix("Error: ") { first = String(first.dropFirst("Error: ".count)) }
+        guard let see = lines.first(where: { $0.hasPrefix("See '") }),
+              let end = see.dropFirst(5).firstIndex(of: "'") else { return first }
+        return first + " (see '" + see[see.index(see.startIndex, offsetBy: 5)..<end] + "')"
+    }
+
     static func main() async {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
@@ -53,7 +65,7 @@ struct Buzz: AsyncParsableCommand {
                 print(message)
                 status = 0
             } else {
-                if !message.isEmpty { printError(message) }
+                if !message.isEmpty { printError(oneLine(message)) }
                 status = code == ExitCode.validationFailure.rawValue ? 2 : (code == 1 ? 1 : code)
             }
         }

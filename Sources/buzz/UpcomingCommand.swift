@@ -9,10 +9,12 @@ struct UpcomingCommand: ParsableCommand {
 
     @ParentCommand var root: Buzz
 
-    @Option(help: "Only events up to the end of the local day N days ahead.")
+    // `.unconditional`: `--days -1` reaches validate() and its message, instead
+    // of argument-parser reading -1 as an option ("Missing value for '--days'").
+    @Option(parsing: .unconditional, help: "Only events up to the end of the local day N days ahead.")
     var days: Int?
 
-    @Option(help: "At most N events (may exceed reminders.max_pending, the default).")
+    @Option(parsing: .unconditional, help: "At most N events (may exceed reminders.max_pending, the default).")
     var limit: Int?
 
     @Flag(help: "JSON output.")

@@ -41,12 +41,16 @@ import Testing
     }
 
     @Test(arguments: [["list", "--bogus"], ["--bogus", "list"], ["frobnicate"], ["set-birthday", "ann"],
-                      ["include"], ["list", "--sort", "age"], ["upcoming", "--days"]])
+                      ["include"], ["list", "--sort", "age"], ["upcoming", "--days"], ["upcoming", "--days", "-1"],
+                      ["upcoming", "--limit", "0"], ["--now", "2027-3-28", "list"], ["set-birthday", "ann", "04-12", "05-12"]])
     func usageErrorsExitTwo(arguments: [String]) async throws {
         let sandbox = try Sandbox()
         let result = try await sandbox.run(arguments)
         #expect(result.status == 2, "\(arguments): \(result)")
-        #expect(!result.stderr.isEmpty)
+        // One line (DESIGN §4), pointing at the command's help; no usage block.
+        #expect(result.stderrLines.count == 1, "\(arguments): \(result)")
+        #expect(result.stderr.contains("(see 'buzz") && result.stderr.contains("--help')"), "\(arguments): \(result)")
+        #expect(!result.stderr.contains("Usage:") && !result.stderr.contains("Error: "), "\(arguments): \(result)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir), "a usage error touches nothing")
     }
 
