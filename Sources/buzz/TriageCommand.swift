@@ -33,6 +33,7 @@ struct TriageCommand: AsyncParsableCommand {
             print("[\(index + 1)/\(undecided.count)] \(contact.name) — \(birthday)")
             while true {
                 let askOption = contact.birthday == nil && flow != nil ? "  [a]sk" : ""
+                let choices = askOption.isEmpty ? "i, s, b, n or q" : "i, s, b, a, n or q"
                 print("  [i]nclude  [s]kip  [b]irthday\(askOption)  [n]ext  [q]uit > ", terminator: "")
                 fflush(nil)
                 guard let line = readLine() else { break contacts }
@@ -44,22 +45,26 @@ struct TriageCommand: AsyncParsableCommand {
                     try runtime { try store.setDecision(.skip, for: [contact.id], now: context.now) }
                     skipped += 1
                 case "b", "birthday":
-                    print("  birthday (MM-DD, --MM-DD or YYYY-MM-DD): ", terminator: "")
-                    fflush(nil)
-                    guard let entered = readLine()?.trimmingCharacters(in: .whitespaces) else { break contacts }
-                    let date: Birthday
-                    do {
-                        date = try enteredBirthday(entered, today: context.today)
-                    } catch let error as CLIError {
-                        print("  \(error.message); try again.")
-                        continue
+                    // Asked again until it is a date; an empty answer goes back to the menu.
+                    var date: Birthday?
+                    while date == nil {
+                        print("  birthday (MM-DD, --MM-DD or YYYY-MM-DD; empty: back) ", terminator: "")
+                        fflush(nil)
+                        guard let entered = readLine()?.trimmingCharacters(in: .whitespaces) else { break contacts }
+                        if entered.isEmpty { break }
+                        do {
+                            date = try enteredBirthday(entered, today: context.today)
+                        } catch let error as CLIError {
+                            print("  \(error.message); try again.")
+                        }
                     }
+                    guard let date else { continue }
                     try runtime { try store.setManualBirthday(date, for: contact.id, now: context.now) }
                     print("  birthday set to \(date); included")
                     included += 1
                 case "a", "ask":
                     guard let flow, contact.birthday == nil else {
-                        print("  answer i, s, b, n or q")
+                        print("  answer \(choices)")
                         continue
                     }
                     do {
@@ -73,7 +78,7 @@ struct TriageCommand: AsyncParsableCommand {
                 case "q", "quit":
                     break contacts
                 default:
-                    print("  answer i, s, b, n or q")
+                    print("  answer \(choices)")
                     continue
                 }
                 break

@@ -185,8 +185,11 @@ import Testing
 
     @Test func badBirthdayIsAskedAgain() async throws {
         let sandbox = try await threeUndecided()
-        let result = try await sandbox.run(["triage", "--now", "2027-01-15"], stdin: "b\n02-30\nb\n2099-01-01\nb\n--07-08\nn\ns\n")
+        // The date prompt repeats until a date comes (or an empty answer goes back to the menu).
+        let result = try await sandbox.run(["triage", "--now", "2027-01-15"], stdin: "b\n02-30\n2099-01-01\n\nb\n--07-08\nn\ns\n")
         #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.components(separatedBy: "try again").count == 3, "\(result)")
+        #expect(!result.stdout.contains("answer i"), "no answer was taken for a menu choice: \(result)")
         let all = try await sandbox.listAll()
         #expect(all["t-1"]?["birthday"] == .string("--07-08"))
         #expect(all["t-1"]?["buzzed"] == .bool(true))
