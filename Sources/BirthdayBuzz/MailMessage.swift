@@ -61,10 +61,16 @@ public enum MailMessage {
     ///     same event always gets the same Message-ID.
     public static func compose(from: Mailbox, to: Mailbox, subject: String, body: String, eventID: String,
                                date: Date) -> [UInt8] {
+        compose(from: from, to: [to], subject: subject, body: body, eventID: eventID, date: date)
+    }
+
+    /// One message to every mailbox of `to` (one `To:` header, addresses comma-separated).
+    public static func compose(from: Mailbox, to: [Mailbox], subject: String, body: String, eventID: String,
+                               date: Date) -> [UInt8] {
         var lines: [String] = []
         lines.append("Date: " + rfc5322Date(date))
         lines.append("From: " + from.headerValue)
-        lines.append("To: " + to.headerValue)
+        lines.append("To: " + to.map(\.headerValue).joined(separator: ", "))
         lines.append("Subject: " + encodeUnstructured(headerSafeValue(subject)))
         lines.append("Message-ID: " + messageID(eventID: eventID, from: from))
         lines.append("MIME-Version: 1.0")

@@ -81,16 +81,19 @@ public struct SMTPChannel: NotificationChannel {
         return (options.security == .tls ? "smtps://" : "smtp://") + host + ":\(options.port)"
     }
 
-    private func transfer(to recipient: Mailbox, message: Message) -> MailTransfer {
-        let bytes = MailMessage.compose(from: from, to: recipient, subject: message.title, body: message.body,
+    private func transfer(to recipients: [Mailbox], message: Message) -> MailTransfer {
+        let bytes = MailMessage.compose(from: from, to: recipients, subject: message.title, body: message.body,
                                         eventID: message.id, date: clock())
         return MailTransfer(url: url, requireTLS: options.security == .starttls, username: options.username,
-                            password: password, from: from.address, recipients: [recipient.address], message: bytes,
+                            password: password, from: from.address, recipients: recipients.map(\.address), message: bytes,
                             timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
     }
 
-    /// One mail per recipient (never a Bcc header); an ask goes to the contact's
-    /// address instead of the channel's `to`. The batch reuses one connection.
+    /// One mail, one SMTP transaction, to every address of `to` (they are the
+    /// user's own, so one `To:` header names them all); an ask goes to the
+    /// contact's address instead. One transaction is all or nothing: libcurl stops
+    /// at a refused RCPT before DATA, so a retry can never deliver a second copy to
+    /// an address that took the first. The batch reuses one connection.
     public func deliver(_ message: Message) async throws {
         let targets: [Mailbox]
         if let recipient = message.recipient {
@@ -105,20 +108,19 @@ public struct SMTPChannel: NotificationChannel {
         guard !targets.isEmpty else {
             throw DeliveryError.permanent("\(name): no recipient (set to = \"you@example.org\")")
         }
-        for target in targets {
-            do {
-                try await session.sendMail(transfer(to: target, message: message))
-            } catch let error as SMTPError {
-                throw classify(error, recipient: target.address)
-            } catch let error as CurlError {
-                throw classify(SMTPError(curl: error, reply: 0), recipient: target.address)
-            }
+        let addresses = targets.map(\.address).joined(separator: ", ")
+        do {
+            try await session.sendMail(transfer(to: targets, message: message))
+        } catch let error as SMTPError {
+            throw classify(error, recipient: addresses)
+        } catch let error as CurlError {
+            throw classify(SMTPError(curl: error, reply: 0), recipient: addresses)
         }
     }
 
     /// Connects, says EHLO, STARTTLS and AUTH as configured, without sending mail.
     public func validate() async throws {
-        var check = transfer(to: from, message: Message(id: "validate", title: "", body: ""))
+        var check = transfer(to: [from], message: Message(id: "validate", title: "", body: ""))
         check.recipients = []
         do {
             try await session.verify(check)
@@ -134,13 +136,24 @@ public struct SMTPChannel: NotificationChannel {
     }
 
     private func classify(_ error: SMTPError, recipient: String?) -> DeliveryError {
-        let place = "\(name): \(options.host):\(options.port)"
-        let detail = scrubber.scrub(error.description)
+        SMTPChannel.classify(error, place: "\(name): \(options.host):\(options.port)", user: options.username,
+                             detail: scrubber.scrub(error.description), recipient: recipient)
+    }
+
+    /// What a failed SMTP transfer means: permanent for a refused login, a missing
+    /// STARTTLS, a bad certificate or a 5xx reply; temporary otherwise (4xx included).
+    static func classify(_ error: SMTPError, place: String, user: String?, detail: String,
+                         recipient: String?) -> DeliveryError {
         if error.curl.isTLSRequiredButUnavailable {
             return .permanent("\(place): the server does not offer STARTTLS (security = \"starttls\" requires it)")
         }
         if error.curl.isLoginDenied {
-            return .permanent("\(place): login refused for \(options.username ?? "(no username)"): check the password")
+            let user = user ?? "(no username)"
+            // 454 and other 4xx replies to AUTH mean "not now" (Gmail's "too many login attempts").
+            if (400..<500).contains(error.reply) {
+                return .temporary("\(place): login for \(user) refused for now (server replied \(error.reply))")
+            }
+            return .permanent("\(place): login refused for \(user): check the password")
         }
         if error.curl.isCertificateProblem {
             return .permanent("\(place): \(detail) (set ca_file, or insecure = true for a test server)")

@@ -3,6 +3,8 @@ import BuzzTestKit
 import Foundation
 import Testing
 @testable import BuzzChannels
+import CCurl
+@testable import CurlSupport
 
 @Suite(.serialized) struct SMTPChannelTests {
     static func channel(port: Int, security: ChannelConfig.Security = .none, to: [String] = ["me@example.org"],
@@ -34,20 +36,54 @@ import Testing
         let port = try await sink.start()
         let mail = try Self.channel(port: port, to: ["me@example.org", "you@example.org"])
         try await mail.deliver(Self.reminder)
-        let messages = try await sink.waitForMessages(count: 2)
-        #expect(messages.map(\.rcptTos) == [["me@example.org"], ["you@example.org"]])  // one mail per recipient
+        let messages = try await sink.waitForMessages(count: 1)
+        #expect(messages.map(\.rcptTos) == [["me@example.org", "you@example.org"]])  // one mail, one transaction
         let first = try #require(messages.first)
         #expect(first.mailFrom == "buzz@example.org")
         #expect(try await Self.decodeHeader(try #require(first.header("Subject"))) == "Geburtstag von Jürgen")
         #expect(first.header("Date") != nil)
         #expect(first.header("Message-ID") == MailMessage.messageID(eventID: Self.reminder.id, from: Mailbox("buzz@example.org")!))
         #expect(first.header("Bcc") == nil)
-        #expect(first.header("To") == "me@example.org")
+        #expect(first.header("To") == "me@example.org, you@example.org")
         let body = String(data: Data(base64Encoded: first.body.replacingOccurrences(of: "\r\n", with: ""))!, encoding: .utf8)
         #expect(body == "Jürgen wird morgen 40.")
-        // The batch reused one connection.
-        #expect(Set(messages.compactMap(\.peer)).count == 1)
+        // The batch reuses one connection.
+        var second = Self.reminder
+        second.id = "urn:uuid:7/0/2027-03-15"
+        try await mail.deliver(second)
+        let both = try await sink.waitForMessages(count: 2)
+        #expect(Set(both.compactMap(\.peer)).count == 1)
         await mail.shutdown()
+    }
+
+    /// A recipient busy for now (450 to its RCPT) stops the whole transaction
+    /// before DATA: nobody gets a copy, and the retry gives each address exactly one.
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func aDeferredRecipientNeverDuplicatesTheOthersCopy() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start(deferRecipient: "you@example.org")
+        let mail = try Self.channel(port: port, to: ["me@example.org", "you@example.org"])
+        let error = await #expect(throws: DeliveryError.self) { try await mail.deliver(Self.reminder) }
+        #expect(error?.isTemporary == true, "\(String(describing: error))")
+        #expect(try sink.messages().isEmpty)
+        try await mail.deliver(Self.reminder)
+        let messages = try await sink.waitForMessages(count: 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try sink.messages().count == 1)
+        #expect(messages.first?.rcptTos == ["me@example.org", "you@example.org"])
+        await mail.shutdown()
+    }
+
+    @Test func aLoginRefusedForNowIsTemporary() {
+        let denied = CurlError(CURLE_LOGIN_DENIED, buffer: "Authentication failed: 454")
+        let later = SMTPChannel.classify(SMTPError(curl: denied, reply: 454), place: "mail: smtp.example.org:587",
+                                         user: "me", detail: "", recipient: nil)
+        #expect(later.isTemporary)
+        #expect(later.message == "mail: smtp.example.org:587: login for me refused for now (server replied 454)")
+        let wrong = SMTPChannel.classify(SMTPError(curl: denied, reply: 535), place: "mail: smtp.example.org:587",
+                                         user: "me", detail: "", recipient: nil)
+        #expect(!wrong.isTemporary)
+        #expect(wrong.message.hasSuffix("login refused for me: check the password"))
     }
 
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd and openssl"), .timeLimit(.minutes(1)))

@@ -5,7 +5,8 @@ Run with Debian's /usr/bin/python3 (python3-aiosmtpd 1.4.3, Python 3.11).
 
     smtp_sink.py --log FILE [--port 0] [--host 127.0.0.1]
                  [--starttls CERT KEY] [--auth USER:PASS]
-                 [--reject-rcpt ADDRESS]... [--fail CODE] [--fail-times N]
+                 [--reject-rcpt ADDRESS]... [--defer-rcpt ADDRESS]
+                 [--fail CODE] [--fail-times N]
                  [--exit-on-eof]
 
 Prints ``READY <port>`` on stdout once listening. Every accepted message is
@@ -24,6 +25,8 @@ Modes:
                        (530). Allowed without TLS when --starttls is absent.
   --reject-rcpt ADDR   answer "550 5.1.1 ..." to RCPT TO for ADDR (repeatable,
                        case-insensitive).
+  --defer-rcpt ADDR    answer "450 4.2.0 ..." to the first RCPT TO for ADDR
+                       (a mailbox busy for now), accept it later.
   --fail CODE          answer CODE (e.g. 451 or 554) at the end of DATA instead
                        of 250; the message is not logged.
   --fail-times N       with --fail: only the first N messages fail, later ones
@@ -56,6 +59,7 @@ def parse_args(argv):
     parser.add_argument("--starttls", nargs=2, metavar=("CERT", "KEY"))
     parser.add_argument("--auth", metavar="USER:PASS")
     parser.add_argument("--reject-rcpt", action="append", default=[], metavar="ADDRESS")
+    parser.add_argument("--defer-rcpt", metavar="ADDRESS")
     parser.add_argument("--fail", type=int, metavar="CODE")
     parser.add_argument("--fail-times", type=int, default=None, metavar="N")
     parser.add_argument("--exit-on-eof", action="store_true")
@@ -73,6 +77,7 @@ class Handler:
     def __init__(self, args, tls_enabled):
         self.log_path = args.log
         self.reject = {address.lower() for address in args.reject_rcpt}
+        self.defer = args.defer_rcpt.lower() if args.defer_rcpt else None
         self.fail = args.fail
         self.fail_left = args.fail_times
         self.tls_enabled = tls_enabled
@@ -80,6 +85,9 @@ class Handler:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address.lower() in self.reject:
             return "550 5.1.1 <%s>: Recipient address rejected" % address
+        if self.defer is not None and address.lower() == self.defer:
+            self.defer = None
+            return "450 4.2.0 <%s>: Mailbox busy, try later" % address
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 OK"

@@ -509,6 +509,7 @@ final class SMTPSink: Sendable {
         tls: Bool = false,
         auth: (String, String)? = nil,
         rejectRecipient: String? = nil,
+        deferRecipient: String? = nil,
         failData: Int? = nil,
         failTimes: Int? = nil
     ) async throws -> Int {
@@ -528,6 +529,7 @@ final class SMTPSink: Sendable {
             }
             if let (user, password) = auth { arguments += ["--auth", "\(user):\(password)"] }
             if let rejectRecipient { arguments += ["--reject-rcpt", rejectRecipient] }
+            if let deferRecipient { arguments += ["--defer-rcpt", deferRecipient] }
             if let failData { arguments += ["--fail", String(failData)] }
             if let failTimes { arguments += ["--fail-times", String(failTimes)] }
             let server = try await startProcess("smtp_sink.py", arguments: arguments)
