@@ -110,9 +110,15 @@ public struct WebhookChannel: NotificationChannel {
             case .generic:
                 body = GenericPayload.json(message)
             case .slack, .mattermost:
-                body = jsonObject([("text", "*\(message.title)*" + (message.body.isEmpty ? "" : "\n" + message.body))])
+                // Names come from vCards: `<!channel>` or `@all` in one must not ping anyone.
+                let defuse = options.preset == .slack ? WebhookChannel.slackEscaped : WebhookChannel.mattermostEscaped
+                body = jsonObject([("text", "*\(defuse(message.title))*"
+                                    + (message.body.isEmpty ? "" : "\n" + defuse(message.body)))])
             case .discord:
-                body = jsonObject([("content", "**\(message.title)**" + (message.body.isEmpty ? "" : "\n" + message.body))])
+                var object = JSONObject()
+                object.add("content", "**\(message.title)**" + (message.body.isEmpty ? "" : "\n" + message.body))
+                object.add("allowed_mentions", raw: "{\"parse\":[]}")  // no @everyone, @here or user pings
+                body = object.json
             case .ntfy:
                 contentType = "text/plain; charset=utf-8"
                 body = message.body.isEmpty ? message.title : message.body
@@ -139,6 +145,18 @@ public struct WebhookChannel: NotificationChannel {
         requestHeaders.append(contentsOf: headers)
         return HTTPRequest(url: target, method: method, headers: requestHeaders, body: Array(body.utf8),
                            timeout: timeout, security: TransferSecurity(insecure: options.insecure))
+    }
+
+    /// Slack's control characters in message text: `&`, `<`, `>` (`<!channel>`, links).
+    static func slackEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// Mattermost pings on `@all`, `@channel`, `@here` and `@user`: a zero-width space
+    /// after each `@` keeps the text as it reads and pings no one.
+    static func mattermostEscaped(_ text: String) -> String {
+        slackEscaped(text).replacingOccurrences(of: "@", with: "@\u{200B}")
     }
 
     private func jsonObject(_ fields: [(String, String)]) -> String {

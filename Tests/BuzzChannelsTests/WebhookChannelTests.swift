@@ -103,6 +103,33 @@ import Testing
         }
     }
 
+    /// A name from a vCard cannot ping a whole Slack channel, Mattermost team or Discord server.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func chatPresetsDefuseMentionsInNames() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let hostile = Message(kind: .reminder, id: "x/0/2027-03-15", title: "It's <!channel> @everyone & co's birthday today",
+                              body: "<@U123> turns 30", contact: .init(id: "x", name: "<!channel> @everyone & co"))
+        for preset in [ChannelConfig.Preset.slack, .mattermost, .discord] {
+            let channel = try Self.channel(base.absoluteString + "/\(preset)", preset: preset)
+            try await channel.deliver(hostile)
+            await channel.shutdown()
+        }
+        let requests = try await sink.requests()
+        guard requests.count == 3 else {
+            Issue.record("expected 3 requests, got \(requests.count)")
+            return
+        }
+        let slack = (requests[0].bodyJSON() as? [String: Any])?["text"] as? String
+        #expect(slack == "*It's &lt;!channel&gt; @everyone &amp; co's birthday today*\n&lt;@U123&gt; turns 30")
+        let mattermost = (requests[1].bodyJSON() as? [String: Any])?["text"] as? String
+        #expect(mattermost == "*It's &lt;!channel&gt; @\u{200B}everyone &amp; co's birthday today*\n&lt;@\u{200B}U123&gt; turns 30")
+        let discord = try #require(requests[2].bodyJSON() as? [String: Any])
+        #expect(discord["content"] as? String == "**It's <!channel> @everyone & co's birthday today**\n<@U123> turns 30")
+        #expect((discord["allowed_mentions"] as? [String: Any])?["parse"] as? [Any] != nil)
+        #expect(((discord["allowed_mentions"] as? [String: Any])?["parse"] as? [Any])?.isEmpty == true)
+    }
+
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
     func presetsAndCustomBodies() async throws {
         let sink = HTTPSink()
