@@ -27,10 +27,14 @@ struct TickCommand: AsyncParsableCommand {
         let store = try context.openStore()
         guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
                                                   wait: dryRun ? 0 : context.config.delivery.lockWait) else {
-            if dryRun {
-                print("another dispatcher is delivering now; showing nothing")
+            let note = dryRun ? "another dispatcher is delivering now; showing nothing"
+                : "another dispatcher is busy with \(context.dataDirectory); nothing sent (it will deliver)"
+            if json {
+                // stdout stays one JSON object (nothing done here); the note goes to stderr.
+                printWarning(note)
+                print(DispatchReport().json)
             } else {
-                print("another dispatcher is busy with \(context.dataDirectory); nothing sent (it will deliver)")
+                print(note)
             }
             return
         }

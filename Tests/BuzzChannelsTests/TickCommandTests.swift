@@ -168,9 +168,16 @@ struct TickCommandTests {
         try await sink.script([], default: ["status": 200, "hang": 0.5])
         async let slow = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         try await Self.waitForRequests(sink, atLeast: 1)  // the first tick holds the lock now
+        async let busyJSON = sandbox.run(["tick", "--json", "--now", "2027-03-14T09:00Z"])
         let busy = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         #expect(busy.status == 0, "\(busy)")
         #expect(busy.stdout.contains("another dispatcher is busy"))
+        // With --json, stdout stays a JSON object (nothing done) and the note goes to stderr.
+        let quiet = try await busyJSON
+        #expect(quiet.status == 0, "\(quiet)")
+        #expect(quiet.stdout == "{\"due\":0,\"sent\":0,\"failed\":0,\"retrying\":0,\"missed\":0,\"skipped\":0,\"deliveries\":[]}\n",
+                "\(quiet)")
+        #expect(quiet.stderr.contains("another dispatcher is busy"), "\(quiet)")
         #expect(try await slow.status == 0)
         #expect(try await Self.keys(sink).count == 8)
     }
