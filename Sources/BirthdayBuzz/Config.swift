@@ -211,6 +211,8 @@ public struct ChannelConfig: Sendable {
         public var contentType: String?
         public var method = "POST"
         public var insecure = false
+        /// A PEM file of CA certificates to trust (a self-hosted server behind a private CA).
+        public var caFile: String?
 
         public init(target: Target, preset: Preset = .generic) {
             self.target = target

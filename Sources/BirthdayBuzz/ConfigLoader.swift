@@ -289,6 +289,7 @@ extension ChannelConfig {
             options.method = upper
         }
         options.insecure = try table.bool("insecure") ?? false
+        options.caFile = try table.string("ca_file")
         return options
     }
 }

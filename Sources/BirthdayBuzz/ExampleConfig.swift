@@ -108,6 +108,7 @@ cooldown_days = 30
 # url_env = "BUZZ_CHAT_URL"  # or: url = "https://ntfy.sh/my-topic"
 # method = "POST"            # POST | PUT | PATCH (matrix uses PUT)
 # insecure = false
+# ca_file = "/etc/ssl/certs/my-ca.pem"   # a private CA (self-hosted ntfy, Gotify)
 # [channels.chat.headers]
 # Authorization = { env = "BUZZ_CHAT_TOKEN" }   # read from the environment
 # X-Priority = "3"

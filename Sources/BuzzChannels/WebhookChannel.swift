@@ -79,7 +79,7 @@ public struct WebhookChannel: NotificationChannel {
         // A HEAD-less check: connect and see that something answers. Any HTTP
         // status proves the endpoint is there; only transport errors fail.
         var request = HTTPRequest(url: url, method: "OPTIONS", headers: headers, timeout: min(timeout, 5),
-                                  security: TransferSecurity(insecure: options.insecure))
+                                  security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
         request.body = []
         do {
             _ = try await session.http(request)
@@ -144,7 +144,7 @@ public struct WebhookChannel: NotificationChannel {
         requestHeaders.append(("Content-Type", contentType))
         requestHeaders.append(contentsOf: headers)
         return HTTPRequest(url: target, method: method, headers: requestHeaders, body: Array(body.utf8),
-                           timeout: timeout, security: TransferSecurity(insecure: options.insecure))
+                           timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
     }
 
     /// Slack's control characters in message text: `&`, `<`, `>` (`<!channel>`, links).

@@ -103,6 +103,31 @@ import Testing
         }
     }
 
+    /// A self-hosted server behind a private CA: refused as it should be, with advice
+    /// that works (`ca_file`), then reached with it.
+    @Test(.enabled(if: ServerGate.allows(.http) && ServerGate.allows(.smtp), "needs python3 and openssl"),
+          .timeLimit(.minutes(1)))
+    func aPrivateCAIsTrustedThroughCAFile() async throws {
+        let sink = HTTPSink()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (secure, certificate) = try await sink.startTLS(in: directory)
+        let strict = try Self.channel(secure.absoluteString + "/hook")
+        let refused = await #expect(throws: DeliveryError.self) { try await strict.deliver(Self.reminder) }
+        #expect(refused?.isTemporary == false)
+        #expect(refused?.message.contains("set ca_file") == true, "\(String(describing: refused))")
+        await strict.shutdown()
+
+        var options = ChannelConfig.Webhook(target: .url(secure.absoluteString + "/hook"))
+        options.caFile = certificate
+        let trusting = try WebhookChannel(name: "hook", options: options, timeout: 5,
+                                          context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()))
+        try await trusting.deliver(Self.reminder)
+        await trusting.shutdown()
+        #expect(try await sink.requests().map(\.path) == ["/hook"])
+    }
+
     /// A name from a vCard cannot ping a whole Slack channel, Mattermost team or Discord server.
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
     func chatPresetsDefuseMentionsInNames() async throws {

@@ -2,7 +2,7 @@
 """HTTP sink for BirthdayBuzz's channel tests (DESIGN §8). Standard library only.
 
     http_sink.py [--log FILE] [--host 127.0.0.1] [--port 0] [--status CODE]
-                 [--exit-on-eof]
+                 [--tls CERT KEY] [--exit-on-eof]
 
 Prints ``READY <port>`` on stdout once listening. HTTP/1.1 with keep-alive,
 one thread per connection, Nagle off (DESIGN §9: otherwise every keep-alive
@@ -36,6 +36,9 @@ Control endpoints (not recorded, do not consume the script):
                        200 {"ok": true}. Add "clear": true to empty the log.
     GET  /__requests   the recorded requests as a JSON array.
     DELETE /__requests empties the recorded requests.
+    GET  /__tls        {"port": N}: with --tls, a second listener on port N
+                       speaks HTTPS (CERT and KEY in PEM) and shares the
+                       script and the record; null without --tls.
 """
 
 import argparse
@@ -160,6 +163,10 @@ class Handler(BaseHTTPRequestHandler):
             payload = json.dumps(self.state.snapshot()).encode()
             self.send(200, payload, content_type="application/json")
             return
+        if path_only == "/__tls" and self.command == "GET":
+            payload = json.dumps({"port": Handler.tls_port}).encode()
+            self.send(200, payload, content_type="application/json")
+            return
         if path_only == "/__requests" and self.command == "DELETE":
             self.state.clear()
             self.send(200, b'{"ok": true}', content_type="application/json")
@@ -220,12 +227,23 @@ def main(argv):
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--log", help="append each request as a JSON line to this file")
     parser.add_argument("--status", type=int, default=200, help="default response status")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     parser.add_argument("--exit-on-eof", action="store_true",
                         help="exit when stdin reaches end of file")
     args = parser.parse_args(argv)
 
     Handler.state = State(args.log, args.status)
+    Handler.tls_port = None
     server = Server((args.host, args.port), Handler)
+    if args.tls:
+        import ssl
+        import threading
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+        secure = Server((args.host, 0), Handler)
+        secure.socket = context.wrap_socket(secure.socket, server_side=True)
+        Handler.tls_port = secure.server_address[1]
+        threading.Thread(target=secure.serve_forever, kwargs={"poll_interval": 0.5}, daemon=True).start()
     if args.exit_on_eof:
         watch_stdin()
     print("READY %d" % server.server_address[1], flush=True)

@@ -331,8 +331,26 @@ final class HTTPSink: Sendable {
     /// Starts the sink; returns its base URL `http://127.0.0.1:PORT`.
     @discardableResult
     func start() async throws -> URL {
+        try await start(extra: [])
+    }
+
+    /// Starts the sink with a second, HTTPS listener (a self-signed certificate
+    /// for 127.0.0.1 in `directory`); returns its base URL `https://127.0.0.1:PORT`
+    /// and the certificate's path. Script and record are shared with `url`.
+    func startTLS(in directory: URL) async throws -> (url: URL, certificate: String) {
+        let (certificate, key) = try await SMTPSink.makeCertificate(in: directory)
+        try await start(extra: ["--tls", certificate, key])
+        let reply = try await controlRequest(method: "GET", path: "/__tls", body: nil)
+        guard let port = (try JSONSerialization.jsonObject(with: reply) as? [String: Any])?["port"] as? Int else {
+            throw TestServerError(description: "http_sink.py: no TLS port")
+        }
+        return (URL(string: "https://127.0.0.1:\(port)")!, certificate)
+    }
+
+    @discardableResult
+    private func start(extra: [String]) async throws -> URL {
         precondition(server.withLock { $0 == nil }, "HTTPSink started twice")
-        let process = try await startProcess("http_sink.py", arguments: ["--status", String(defaultStatus)])
+        let process = try await startProcess("http_sink.py", arguments: ["--status", String(defaultStatus)] + extra)
         server.withLock { $0 = process }
         return url
     }
