@@ -164,6 +164,11 @@ public struct ChannelConfig: Sendable {
     }
 
     public struct SMTP: Sendable {
+        /// Where `security = "none"` is allowed: mail and password cross no network.
+        public static func isLoopback(_ host: String) -> Bool {
+            host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        }
+
         public var host: String
         public var port: Int
         public var security: Security

@@ -212,6 +212,10 @@ extension ChannelConfig {
     private static func smtp(_ table: TableReader) throws -> SMTP {
         guard let host = try table.string("host"), !host.isEmpty else { throw table.problem("host", "missing") }
         let security = try table.choice("security", Security.self) ?? .starttls
+        if security == .none, !SMTP.isLoopback(host) {
+            throw table.problem("security", "\"none\" sends mail and password in clear text; it is only allowed "
+                                + "to a loopback host (127.0.0.1, ::1, localhost), not \(host)")
+        }
         let defaultPort: Int
         switch security {
         case .starttls: defaultPort = 587

@@ -32,16 +32,12 @@ public struct SMTPChannel: NotificationChannel {
             }
             return mailbox
         }
-        if options.security == .none, !SMTPChannel.isLoopback(options.host) {
+        if options.security == .none, !ChannelConfig.SMTP.isLoopback(options.host) {
             throw ChannelSetupError(message: "\(name): security = \"none\" sends mail and password in clear text; it is only allowed to a loopback host, not \(options.host)")
         }
         password = try options.password.map { try SMTPChannel.readSecret($0, channel: name, context: context) }
         if let password { context.scrubber.register(password) }
         session = CurlSession(label: name)
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     /// Reads a password from the environment, a file (first line) or a command (first line of its output).

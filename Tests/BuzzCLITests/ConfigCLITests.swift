@@ -41,6 +41,9 @@ import Testing
              mentions: ["ask.sms", "console", "webhook"]),
         Case(label: "email asks through the desktop", toml: "[ask]\nemail = \"desktop\"\n",
              mentions: ["ask.email", "dbus", "smtp"]),
+        Case(label: "clear-text smtp to another host",
+             toml: "[channels.mail]\ntype = \"smtp\"\nhost = \"mail.example.org\"\nsecurity = \"none\"\nfrom = \"a@b.example\"\nto = \"a@b.example\"\n",
+             mentions: ["config.toml:4:", "channels.mail.security", "loopback", "mail.example.org"]),
         Case(label: "route to a missing channel", toml: "[reminders]\nchannels = [\"pager\"]\n",
              mentions: ["reminders.channels", "pager"]),
     ]
