@@ -189,6 +189,13 @@ import CCurl
         #expect(throws: ChannelSetupError.self) {
             try SMTPChannel.readSecret(.command(["/bin/false"]), channel: "mail", context: context)
         }
+        // Password stores reach their keys: the session bus and gpg variables pass, nothing else.
+        let store = ChannelContext(environment: ["HOME": directory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1/bus",
+                                                 "PASSWORD_STORE_DIR": "/srv/pass", "AWS_SECRET": "nope"],
+                                   configDirectory: directory, scrubber: SecretScrubber())
+        let shown = try SMTPChannel.readSecret(.command(["/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS|$PASSWORD_STORE_DIR|$AWS_SECRET\""]),
+                                               channel: "mail", context: store)
+        #expect(shown == "unix:path=/run/user/1/bus|/srv/pass|")
         // A config folder others can write is refused before the command runs.
         chmod(directory, 0o777)
         #expect(throws: ChannelSetupError.self) {
