@@ -184,11 +184,24 @@ public final class Dispatcher: Sendable {
             let today = planner.clock.localDate(at: now)
             var writes: [LedgerRow] = []
             writes.reserveCapacity(2)
+            // Channels that said "not now" in this pass: their other messages wait
+            // for the same retry time, untried (no attempt counted).
+            var held: [String: (until: Int64?, reason: String)] = [:]
             for (index, item) in work.enumerated() {
                 if shouldStop() {
                     writes.append(contentsOf: work[index...].map(\.row))  // state `pending`: resumed next time
                     report.due = index
                     break
+                }
+                if let hold = held[item.row.channel] {
+                    var row = item.row
+                    row.state = .retrying
+                    row.nextAttemptAt = hold.until
+                    row.lastError = hold.reason
+                    writes.append(row)  // committed with the next claim, or at the end
+                    report.retrying += 1
+                    report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+                    continue
                 }
                 var row = item.row
                 row.state = .sending
@@ -196,7 +209,12 @@ public final class Dispatcher: Sendable {
                 writes.append(row)
                 try ledger.save(writes, now: now)  // before the send: a crash now means "resend with the same id"
                 writes.removeAll(keepingCapacity: true)
-                writes.append(await deliver(item, claimed: row, today: today, now: now, report: &report))
+                let (outcome, holdChannel) = await deliver(item, claimed: row, today: today, now: now, report: &report)
+                writes.append(outcome)
+                if holdChannel {
+                    held[outcome.channel] = (outcome.nextAttemptAt, "not tried: the channel was not taking messages ("
+                                             + (outcome.lastError ?? "temporary failure") + ")")
+                }
             }
             try ledger.save(writes, now: now)
             try ledger.setWatermark(max(now, watermark))
@@ -215,9 +233,10 @@ public final class Dispatcher: Sendable {
                             age: contact.birthday?.year.map { parts.occurrence.year - $0 }, channels: route.channels)
     }
 
-    /// Sends one claimed row; returns the row with its outcome, for the caller to commit.
+    /// Sends one claimed row; returns the row with its outcome, for the caller to
+    /// commit, and whether the channel as a whole should wait (it will be retried).
     private func deliver(_ item: Work, claimed: LedgerRow, today: LocalDate, now: Int64,
-                         report: inout DispatchReport) async -> LedgerRow {
+                         report: inout DispatchReport) async -> (LedgerRow, holdChannel: Bool) {
         var row = claimed
         let message = renderer.reminder(for: item.event, contact: item.contact,
                                         daysUntil: max(0, today.days(until: item.event.occurrence)))
@@ -255,7 +274,7 @@ public final class Dispatcher: Sendable {
             report.sent += 1
         }
         report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
-        return row
+        return (row, failure?.channelUnavailable == true && row.state == .retrying)
     }
 
     /// When `run` should wake next after `now`: the next fire time or the next retry.

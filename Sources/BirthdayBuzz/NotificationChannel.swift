@@ -72,6 +72,11 @@ public struct DeliveryError: Error, Sendable, Hashable, CustomStringConvertible 
     public var outcome: Outcome
     /// One line a user understands; never holds a secret.
     public var message: String
+    /// The channel itself takes nothing now, whatever the message: the server
+    /// said to wait (`Retry-After`), or it cannot be reached. The dispatcher then
+    /// holds the pass's other messages for it until the same retry time instead
+    /// of sending each into the same wall (a rate-limited server, N timeouts).
+    public var channelUnavailable = false
 
     public init(_ outcome: Outcome, _ message: String) {
         self.outcome = outcome
@@ -79,7 +84,16 @@ public struct DeliveryError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public static func temporary(_ message: String, retryAfter: Double? = nil) -> DeliveryError {
-        DeliveryError(.temporary(retryAfter: retryAfter), message)
+        var error = DeliveryError(.temporary(retryAfter: retryAfter), message)
+        error.channelUnavailable = retryAfter != nil
+        return error
+    }
+
+    /// A temporary failure of the channel as a whole (no connection, no bus, a timeout).
+    public static func unavailable(_ message: String) -> DeliveryError {
+        var error = DeliveryError(.temporary(retryAfter: nil), message)
+        error.channelUnavailable = true
+        return error
     }
 
     public static func permanent(_ message: String) -> DeliveryError {

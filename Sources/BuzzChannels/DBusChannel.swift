@@ -162,19 +162,19 @@ public struct DBusChannel: NotificationChannel {
     static func deliveryError(for failure: DBusFailure, timeout: Double) -> DeliveryError {
         switch failure {
         case .noSessionBus(let checked):
-            return .temporary("no D-Bus session bus (is a desktop session running? DBUS_SESSION_BUS_ADDRESS is unset "
+            return .unavailable("no D-Bus session bus (is a desktop session running? DBUS_SESSION_BUS_ADDRESS is unset "
                 + "and there is no socket at \(checked.joined(separator: " or ")))")
         case .unreachable(let address, let detail):
-            return .temporary("no D-Bus session bus at \(address) (is a desktop session running? \(detail))")
+            return .unavailable("no D-Bus session bus at \(address) (is a desktop session running? \(detail))")
         case .error(let name, let message):
             switch name {
             case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-                return .temporary("no notification server on the session bus (nothing owns org.freedesktop.Notifications)")
+                return .unavailable("no notification server on the session bus (nothing owns org.freedesktop.Notifications)")
             case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
                  "org.freedesktop.DBus.Error.TimedOut":
-                return .temporary("the notification server did not answer within \(formatted(seconds: timeout)) s")
+                return .unavailable("the notification server did not answer within \(formatted(seconds: timeout)) s")
             case "org.freedesktop.DBus.Error.Disconnected":
-                return .temporary("lost the D-Bus session bus (\(message))")
+                return .unavailable("lost the D-Bus session bus (\(message))")
             default:
                 return .temporary("D-Bus error \(name): \(message)")
             }

@@ -157,6 +157,7 @@ public struct SMTPChannel: NotificationChannel {
         if (500..<600).contains(error.reply) {
             return .permanent("\(place): " + (recipient.map { "mail to \($0) refused: " } ?? "") + detail)
         }
+        if error.curl.isConnectionFailure || error.curl.isTimeout { return .unavailable("\(place): \(detail)") }
         return .temporary("\(place): \(detail)")
     }
 }

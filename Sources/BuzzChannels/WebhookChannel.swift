@@ -241,6 +241,8 @@ public struct WebhookChannel: NotificationChannel {
     private func classify(_ error: CurlError) -> DeliveryError {
         let what = "\(name): \(displayURL): " + scrubber.scrub(error.message)
         if error.isCertificateProblem { return .permanent(what + " (set ca_file, or insecure = true for a test server)") }
+        // No connection or no answer in time: the endpoint, not this message.
+        if error.isConnectionFailure || error.isTimeout { return .unavailable(what) }
         return .temporary(what)
     }
 

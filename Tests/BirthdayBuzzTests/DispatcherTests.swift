@@ -138,6 +138,40 @@ import Testing
         #expect(row.nextAttemptAt == Self.at("2027-03-14T09:10", rig.config))
     }
 
+    /// A server that says "come back in 10 minutes" (or cannot be reached) is not
+    /// sent the pass's other messages: they wait for the same time, untried.
+    @Test func aChannelThatSaysWaitHoldsTheRestOfThePass() async throws {
+        let rig = Rig(try Self.config())
+        let people = (0..<3).map { PlanningContact(id: "p\($0)", name: "P\($0)", birthday: Birthday(month: 3, day: 15), includedAt: 0) }
+        _ = try await rig.pass(people, "2027-03-15T08:00")
+        rig.channel.failNext(.temporary("HTTP 429", retryAfter: 600))
+        let limited = try await rig.pass(people, "2027-03-15T09:00")
+        #expect(limited.retrying == 3 && limited.sent == 0, "\(limited)")
+        #expect(rig.channel.delivered.isEmpty)
+        let retryAt = Self.at("2027-03-15T09:10", rig.config)
+        for id in ["p0", "p1", "p2"] {
+            let row = try #require(try rig.ledger.row(eventID: "\(id)/0/2027-03-15", channel: "console"))
+            #expect(row.state == .retrying && row.nextAttemptAt == retryAt, "\(row)")
+            #expect(row.attempts == (id == "p0" ? 1 : 0), "only the first was tried: \(row)")
+        }
+        #expect(try rig.ledger.row(eventID: "p1/0/2027-03-15", channel: "console")?.lastError?.hasPrefix("not tried") == true)
+        // A failure that is about one message (a 500) does not hold the others.
+        let later = try await rig.pass(people, "2027-03-15T09:10")
+        #expect(later.sent == 3, "\(later)")
+
+        let rig2 = Rig(try Self.config())
+        _ = try await rig2.pass(people, "2027-03-15T08:00")
+        rig2.channel.failNext(.temporary("HTTP 500"))
+        let one = try await rig2.pass(people, "2027-03-15T09:00")
+        #expect(one.sent == 2 && one.retrying == 1, "\(one)")
+        // No connection at all: the same hold.
+        let rig3 = Rig(try Self.config())
+        _ = try await rig3.pass(people, "2027-03-15T08:00")
+        rig3.channel.failNext(.unavailable("connection refused"))
+        let down = try await rig3.pass(people, "2027-03-15T09:00")
+        #expect(down.sent == 0 && down.retrying == 3 && rig3.channel.delivered.isEmpty, "\(down)")
+    }
+
     @Test func permanentFailuresAndExhaustedAttemptsFail() async throws {
         let rig = Rig(try Self.config("[delivery]\nmax_attempts = 2\n"))
         _ = try await rig.pass([Self.ada], "2027-03-14T08:00")
