@@ -227,7 +227,8 @@ public struct WebhookChannel: NotificationChannel {
         let snippet = replySnippet(response.body)
         let what = "\(name): HTTP \(status) from \(displayURL)" + (snippet.isEmpty ? "" : ": " + snippet)
         if status == 408 || status == 429 || (500..<600).contains(status) {
-            throw DeliveryError.temporary(what, retryAfter: response.header("Retry-After").flatMap(WebhookChannel.retryAfter))
+            let wait = response.header("Retry-After").flatMap { WebhookChannel.retryAfter($0, serverDate: response.header("Date")) }
+            throw DeliveryError.temporary(what, retryAfter: wait)
         }
         throw DeliveryError.permanent(what)
     }
@@ -246,16 +247,26 @@ public struct WebhookChannel: NotificationChannel {
         return .temporary(what)
     }
 
-    /// `Retry-After` in seconds, from delta-seconds or an HTTP date.
-    public static func retryAfter(_ value: String) -> Double? {
+    /// `Retry-After` in seconds, from delta-seconds or an HTTP date. A date is
+    /// measured against the reply's own `Date` header when it has one (the
+    /// server's clock, so a skewed local clock, or a pinned `--now`, does not
+    /// stretch or shrink the wait), else against this machine's clock.
+    public static func retryAfter(_ value: String, serverDate: String? = nil) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        guard let date = httpDate(trimmed) else { return nil }
+        let reference = serverDate.flatMap { httpDate($0.trimmingCharacters(in: .whitespaces)) } ?? Date()
+        return max(0, date.timeIntervalSince(reference))
+    }
+
+    /// RFC 9110's three HTTP-date forms.
+    static func httpDate(_ text: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed) { return max(0, date.timeIntervalSinceNow) }
+            if let date = formatter.date(from: text) { return date }
         }
         return nil
     }

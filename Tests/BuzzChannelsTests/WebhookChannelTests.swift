@@ -199,6 +199,9 @@ import Testing
         #expect(WebhookChannel.retryAfter("120") == 120)
         #expect(WebhookChannel.retryAfter("soon") == nil)
         #expect((WebhookChannel.retryAfter("Wed, 21 Oct 2099 07:28:00 GMT") ?? 0) > 1e9)
+        // Against the server's own Date header: its clock, not ours.
+        #expect(WebhookChannel.retryAfter("Sun, 14 Mar 2027 10:30:00 GMT", serverDate: "Sun, 14 Mar 2027 09:05:00 GMT") == 5100)
+        #expect(WebhookChannel.retryAfter("Sun, 14 Mar 2027 09:00:00 GMT", serverDate: "Sun, 14 Mar 2027 09:05:00 GMT") == 0)
     }
 
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
