@@ -79,6 +79,12 @@ public struct MessageTemplates: Sendable {
     /// `overrideDirectory/<locale>/<kind>.mustache` (a missing folder is fine).
     /// Every template is compiled and checked here.
     public init(overrideDirectory: String?, shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
+        try self.init(overrideDirectories: overrideDirectory.map { [$0] } ?? [], shipped: shipped)
+    }
+
+    /// Shipped templates, overridden by those found in `overrideDirectories`; a
+    /// folder earlier in the list wins over a later one.
+    public init(overrideDirectories: [String], shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
         var templates: [String: Compiled] = [:]
         for (key, text) in shipped.sorted(by: { $0.key < $1.key }) {
             let file = "templates/\(key).mustache"
@@ -90,8 +96,8 @@ public struct MessageTemplates: Sendable {
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
-        if let overrideDirectory, !overrideDirectory.isEmpty {
-            for (key, compiled) in try Self.loadOverrides(from: overrideDirectory) {
+        for directory in overrideDirectories.reversed() where !directory.isEmpty {
+            for (key, compiled) in try Self.loadOverrides(from: directory) {
                 templates[key] = compiled
             }
         }

@@ -45,7 +45,7 @@ struct AskCommand: AsyncParsableCommand {
         let store = try context.openStore()
         let templates: MessageTemplates
         do {
-            templates = try MessageTemplates(overrideDirectory: context.templateDirectory)
+            templates = try MessageTemplates(overrideDirectories: context.templateDirectories)
         } catch {
             throw CLIError.request("\(error)")
         }

@@ -24,9 +24,14 @@ struct Context {
             let here = FileManager.default.currentDirectoryPath
             return (((here.hasSuffix("/") ? here : here + "/") + named as NSString).standardizingPath, true)
         }
+        return (defaultConfigPath(environment: environment), false)
+    }
+
+    /// `$XDG_CONFIG_HOME/birthdaybuzz/config.toml`, else under `~/.config`.
+    static func defaultConfigPath(environment: [String: String]) -> String {
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        return (configHome + "/birthdaybuzz/config.toml", false)
+        return configHome + "/birthdaybuzz/config.toml"
     }
 
     init(_ options: GlobalOptions) throws {
@@ -75,9 +80,13 @@ struct Context {
             ?? dataHome + "/birthdaybuzz"
     }
 
-    /// `$XDG_CONFIG_HOME/birthdaybuzz/templates` (or next to an explicit config file): user overrides.
-    var templateDirectory: String {
-        (configPath as NSString).deletingLastPathComponent + "/templates"
+    /// Where user template overrides live: `templates/` next to the config file,
+    /// then `$XDG_CONFIG_HOME/birthdaybuzz/templates` (DESIGN §6) when the config
+    /// is elsewhere (`--config`); the first folder wins for a template both hold.
+    var templateDirectories: [String] {
+        let besideConfig = (configPath as NSString).deletingLastPathComponent + "/templates"
+        let standard = (Context.defaultConfigPath(environment: environment) as NSString).deletingLastPathComponent + "/templates"
+        return besideConfig == standard ? [besideConfig] : [besideConfig, standard]
     }
 
     /// The local date of `now`.

@@ -15,7 +15,7 @@ final class DispatchWiring: Sendable {
         wiring.consoleToStandardError = consoleToStandardError
         let templates: MessageTemplates
         do {
-            templates = try MessageTemplates(overrideDirectory: context.templateDirectory)
+            templates = try MessageTemplates(overrideDirectories: context.templateDirectories)
         } catch {
             throw CLIError.request("\(error)")
         }

@@ -35,8 +35,8 @@ struct DoctorCommand: AsyncParsableCommand {
 
         // The shipped templates and the user's overrides, checked as `tick` and `ask` load them.
         do {
-            _ = try MessageTemplates(overrideDirectory: context.templateDirectory)
-            ok("templates: en, de, fr, es, with overrides from \(context.templateDirectory) when there")
+            _ = try MessageTemplates(overrideDirectories: context.templateDirectories)
+            ok("templates: en, de, fr, es, with overrides from \(context.templateDirectories.joined(separator: " and ")) when there")
         } catch {
             fail("\(error)")
         }

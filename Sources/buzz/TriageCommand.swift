@@ -15,7 +15,7 @@ struct TriageCommand: AsyncParsableCommand {
         let context = try Context(root.global)
         let store = try context.openStore()
         // Asking needs the templates; a broken one only disables [a]sk.
-        let flow = (try? MessageTemplates(overrideDirectory: context.templateDirectory)).map {
+        let flow = (try? MessageTemplates(overrideDirectories: context.templateDirectories)).map {
             AskFlow(context: context, store: store, templates: $0, wiring: ChannelWiring(context: context))
         }
         let undecided = try runtime { try store.allContacts() }.filter { $0.decision == nil }

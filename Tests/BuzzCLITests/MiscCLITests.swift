@@ -117,6 +117,25 @@ import Testing
 
 /// `doctor` loads the templates as `tick` does, so a broken override is found before a reminder is due.
 @Suite struct DoctorTemplateTests {
+    /// Overrides in $XDG_CONFIG_HOME/birthdaybuzz/templates (DESIGN §6) apply with
+    /// `--config` elsewhere too; `templates/` beside that config wins over them.
+    @Test func templateOverridesBesideTheConfigThenUnderXDG() async throws {
+        let sandbox = try Sandbox()
+        let config = try sandbox.write("elsewhere/cfg.toml", "[general]\ntimezone = \"UTC\"\nlocale = \"en\"\n[reminders]\noffsets = [0]\n")
+        chmod(config, 0o600)
+        let cards = try sandbox.write("c.vcf", VCard.card(uid: "ada", name: "Ada Archer", bday: "1990-03-15"))
+        #expect(try await sandbox.run(["--config", config, "import", cards, "--now", "2027-03-01"]).status == 0)
+        try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache", "XDG says hi to {{name}}\n\nbody\n")
+        let fromXDG = try await sandbox.run(["--config", config, "tick", "--now", "2027-03-15T09:00Z"])
+        #expect(fromXDG.stdout.contains("XDG says hi to Ada Archer"), "\(fromXDG)")
+        try sandbox.write("elsewhere/templates/en/reminder.mustache", "Beside says hi to {{name}}\n\nbody\n")
+        let doctor = try await sandbox.run(["--config", config, "doctor"])
+        #expect(doctor.stdout.contains(sandbox.root + "/elsewhere/templates and " + sandbox.configHome + "/birthdaybuzz/templates"),
+                "\(doctor)")
+        let fromBeside = try await sandbox.run(["--config", config, "tick", "--now", "2028-03-15T09:00Z"])
+        #expect(fromBeside.stdout.contains("Beside says hi to Ada Archer"), "\(fromBeside)")
+    }
+
     @Test func aBrokenTemplateOverrideIsNamedWithItsPosition() async throws {
         let sandbox = try Sandbox()
         let healthy = try await sandbox.run(["doctor"])
