@@ -56,12 +56,35 @@ public final class BuzzDatabase: Sendable {
             }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw StoreError("\(directory): cannot create the data dir: \(error.localizedDescription)")
+        if let problem = creationProblem(directory) {
+            throw StoreError("\(directory): cannot create the data dir (\(problem))")
         }
+        // mkdir -p, each new folder 0700; the system's reason when one cannot be made.
+        var made = ""
+        for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            made += (made.isEmpty && !directory.hasPrefix("/") ? "" : "/") + part
+            if mkdir(made, 0o700) != 0, errno != EEXIST {
+                throw StoreError("\(directory): cannot create the data dir (\(made): \(String(cString: strerror(errno))))")
+            }
+        }
+    }
+
+    /// Why `directory` (which does not exist) could not be created, or nil: the
+    /// nearest existing folder above it must be a folder this user can write.
+    /// `doctor` asks this without creating anything.
+    public static func creationProblem(_ directory: String) -> String? {
+        var parent = (directory as NSString).deletingLastPathComponent
+        var info = stat()
+        while !parent.isEmpty, stat(parent, &info) != 0 {
+            guard errno == ENOENT || errno == ENOTDIR else { return "\(parent): \(String(cString: strerror(errno)))" }
+            let up = (parent as NSString).deletingLastPathComponent
+            if up == parent { break }
+            parent = up
+        }
+        if parent.isEmpty { parent = "." ; _ = stat(parent, &info) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "\(parent) is not a folder" }
+        guard access(parent, W_OK | X_OK) == 0 else { return "\(parent): \(String(cString: strerror(errno)))" }
+        return nil
     }
 
     /// Schema migrations, from day one. Never edit a shipped migration: add one.

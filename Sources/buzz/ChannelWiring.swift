@@ -54,7 +54,9 @@ struct ChannelWiring {
             case .environment(let variable):
                 url = context.environment[variable].map(SecretScrubber.displayURL) ?? "$\(variable) (not set)"
             }
-            return "\(options.method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
+            // The matrix preset PUTs to …/send/m.room.message/<txnId>, whatever `method` says.
+            let method = options.body == nil && options.preset == .matrix ? "PUT" : options.method
+            return "\(method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
         case .exec(let options): return "runs \(options.command.first ?? "")"
         }
     }

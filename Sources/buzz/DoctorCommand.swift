@@ -44,7 +44,11 @@ struct DoctorCommand: AsyncParsableCommand {
         // Data dir: 0700, database opens. doctor does not create it.
         var info = stat()
         if stat(context.dataDirectory, &info) != 0 {
-            ok("data dir \(context.dataDirectory) does not exist yet (made by the first import)")
+            if let problem = BuzzDatabase.creationProblem(context.dataDirectory) {
+                fail("data dir \(context.dataDirectory) cannot be created (\(problem))")
+            } else {
+                ok("data dir \(context.dataDirectory) does not exist yet (made by the first import)")
+            }
         } else {
             do {
                 _ = try BuzzDatabase(directory: context.dataDirectory)

@@ -61,6 +61,20 @@ import Testing
         #expect(result.stdout.contains("upcoming"), "\(result)")
     }
 
+    /// A data dir under a file says which path is in the way, in `doctor` (which
+    /// creates nothing) and in the command that would create it.
+    @Test func aDataDirThatCannotBeCreatedSaysWhere() async throws {
+        let sandbox = try Sandbox()
+        let blocker = try sandbox.write("blocker", "a file, not a folder\n")
+        let dataDir = blocker + "/sub/data"
+        let doctor = try await sandbox.run(["--data-dir", dataDir, "doctor"], dataDir: false)
+        #expect(doctor.status == 1, "\(doctor)")
+        #expect(doctor.stdout.contains("FAIL  data dir \(dataDir) cannot be created (\(blocker) is not a folder)"), "\(doctor)")
+        let list = try await sandbox.run(["--data-dir", dataDir, "list"], dataDir: false)
+        #expect(list.status == 1, "\(list)")
+        #expect(list.stderr == "buzz: \(dataDir): cannot create the data dir (\(blocker) is not a folder)\n", "\(list)")
+    }
+
     @Test func dataDirIsCreatedPrivate() async throws {
         let sandbox = try Sandbox()
         let dataDir = sandbox.root + "/deep/nested/buzz-data"
