@@ -115,6 +115,11 @@ static inline CURLcode CCurl_setopt_callback(const CCurl_api *_Nonnull api, CURL
                                              CURLoption option, CCurl_data_callback _Nullable value) {
     return ((CCurl_setopt_fn)api->easy_setopt)(handle, option, value);
 }
+typedef int (*CCurl_debug_callback)(CURL *_Nonnull, curl_infotype, char *_Nonnull, size_t, void *_Nullable);
+static inline CURLcode CCurl_setopt_debug(const CCurl_api *_Nonnull api, CURL *_Nonnull handle,
+                                          CCurl_debug_callback _Nullable value) {
+    return ((CCurl_setopt_fn)api->easy_setopt)(handle, CURLOPT_DEBUGFUNCTION, value);
+}
 static inline CURLcode CCurl_getinfo_long(const CCurl_api *_Nonnull api, CURL *_Nonnull handle, CURLINFO info,
                                           long *_Nonnull value) {
     return ((CCurl_getinfo_fn)api->easy_getinfo)(handle, info, value);

@@ -80,6 +80,11 @@ final class CurlEasy {
     var responseLimit = 1 << 20
     /// The protocol set configured on this handle (options set once).
     var configuredProtocols: String?
+    /// With `recordServerReplies`: the server's last failing (4xx/5xx) reply line
+    /// of the transfer (SMTP: "554 5.7.1 message rejected as spam"), which
+    /// libcurl's own error text ("Weird server reply") leaves out. Later replies
+    /// (to RSET or QUIT) do not replace it.
+    var lastServerReply: String?
 
     init() throws {
         api = try CurlLibrary.get().api
@@ -196,6 +201,7 @@ final class CurlEasy {
     /// Runs the transfer (blocking): libcurl's multi interface driven here, so
     /// that the wait for the reply first polls for up to `spinBudget`, then sleeps.
     func perform() throws {
+        lastServerReply = nil
         responseBody.removeAll(keepingCapacity: true)
         responseHeaders.removeAll(keepingCapacity: true)
         bodyOffset = 0
@@ -230,6 +236,20 @@ final class CurlEasy {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// Keeps the server's reply lines (libcurl's debug callback, which needs
+    /// CURLOPT_VERBOSE; nothing is printed). For SMTP, where they explain failures.
+    func recordServerReplies() throws {
+        try set(CURLOPT_DEBUGDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
+        try check(CCurl_setopt_debug(api, raw, curlDebug))
+        try set(CURLOPT_VERBOSE, 1)
+    }
+
+    fileprivate func receivedReply(_ bytes: UnsafeRawBufferPointer) {
+        guard let first = bytes.first, first == UInt8(ascii: "4") || first == UInt8(ascii: "5") else { return }
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        lastServerReply = String(line.prefix(200))
     }
 
     func info(_ info: CURLINFO) -> Int {
@@ -286,6 +306,13 @@ private func curlHeader(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ coun
     let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
     easy.receivedHeader(UnsafeRawBufferPointer(start: data, count: size * count))
     return size * count
+}
+
+private func curlDebug(_ handle: UnsafeMutableRawPointer, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>, _ size: Int,
+                       _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard type == CURLINFO_HEADER_IN, let context else { return 0 }
+    Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue().receivedReply(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
 }
 
 private func curlRead(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {

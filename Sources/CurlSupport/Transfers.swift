@@ -96,6 +96,7 @@ extension CurlSession {
     public func sendMail(_ transfer: MailTransfer) async throws -> Int {
         try await run { easy in
             try easy.configureOnce(protocols: "smtp,smtps")
+            try easy.recordServerReplies()
             try easy.set(CURLOPT_URL, transfer.url)
             try easy.set(CURLOPT_USE_SSL, Int((transfer.requireTLS ? CURLUSESSL_ALL : CURLUSESSL_NONE).rawValue))
             try easy.set(CURLOPT_TIMEOUT_MS, Int(transfer.timeout * 1_000))
@@ -111,7 +112,7 @@ extension CurlSession {
             do {
                 try easy.perform()
             } catch let error as CurlError {
-                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE))
+                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE), serverReply: easy.lastServerReply)
             }
             return easy.info(CURLINFO_RESPONSE_CODE)
         }
@@ -122,14 +123,19 @@ extension CurlSession {
 public struct SMTPError: Error, Sendable, CustomStringConvertible {
     public var curl: CurlError
     public var reply: Int
+    /// The server's last reply line, when it sent one ("550 5.1.1 <x@y>: Recipient address rejected").
+    public var serverReply: String?
 
-    public init(curl: CurlError, reply: Int) {
+    public init(curl: CurlError, reply: Int, serverReply: String? = nil) {
         self.curl = curl
         self.reply = reply
+        self.serverReply = serverReply
     }
 
+    /// The server's own words when it gave a failing reply, else libcurl's.
     public var description: String {
-        reply > 0 ? "\(curl.message) (server replied \(reply))" : curl.message
+        if let serverReply, reply >= 400, serverReply.hasPrefix(String(reply)) { return "server replied \(serverReply)" }
+        return reply > 0 ? "\(curl.message) (server replied \(reply))" : curl.message
     }
 }
 
@@ -162,6 +168,7 @@ extension CurlSession {
     public func verify(_ transfer: MailTransfer) async throws {
         try await run { easy in
             try easy.configureOnce(protocols: "smtp,smtps")
+            try easy.recordServerReplies()
             try easy.set(CURLOPT_URL, transfer.url)
             try easy.set(CURLOPT_USE_SSL, Int((transfer.requireTLS ? CURLUSESSL_ALL : CURLUSESSL_NONE).rawValue))
             try easy.set(CURLOPT_TIMEOUT_MS, Int(transfer.timeout * 1_000))
@@ -173,7 +180,7 @@ extension CurlSession {
             do {
                 try easy.perform()
             } catch let error as CurlError {
-                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE))
+                throw SMTPError(curl: error, reply: easy.info(CURLINFO_RESPONSE_CODE), serverReply: easy.lastServerReply)
             }
         }
     }

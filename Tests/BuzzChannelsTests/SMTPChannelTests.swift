@@ -160,6 +160,9 @@ import CCurl
             Issue.record("a refused recipient delivered")
         } catch let error as DeliveryError {
             #expect(!error.isTemporary, "\(error)")
+            // The server's own words, as msmtp shows them, not libcurl's "RCPT failed: 550".
+            #expect(error.message.contains("server replied 550 5.1.1 <nobody@example.org>: Recipient address rejected"),
+                    "\(error)")
         }
         let busy = SMTPSink()
         let busyPort = try await busy.start(failData: 451)
@@ -169,6 +172,7 @@ import CCurl
             Issue.record("a 451 delivered")
         } catch let error as DeliveryError {
             #expect(error.isTemporary, "\(error)")
+            #expect(error.message.contains("server replied 451 4.3.0 Temporary failure (test sink)"), "\(error)")
         }
     }
 
