@@ -75,6 +75,9 @@ struct Context {
         } else {
             now = Int64(Date().timeIntervalSince1970.rounded(.down))
         }
+        if options.dataDir?.isEmpty == true {
+            throw CLIError.request("--data-dir is empty: name a folder (default: $XDG_DATA_HOME/birthdaybuzz)")
+        }
         let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
         dataDirectory = options.dataDir ?? environment["BUZZ_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? dataHome + "/birthdaybuzz"

@@ -52,7 +52,11 @@ struct UpcomingCommand: ParsableCommand {
             return
         }
         if events.isEmpty {
-            print("Nothing planned. Import contacts (buzz import FILE) and include them (buzz triage).")
+            if let days, !contacts.isEmpty {
+                print("Nothing planned in the next \(days) day\(days == 1 ? "" : "s").")
+            } else {
+                print("Nothing planned. Import contacts (buzz import FILE) and include them (buzz triage).")
+            }
             return
         }
         for event in events {

@@ -75,6 +75,14 @@ import Testing
         #expect(list.stderr == "buzz: \(dataDir): cannot create the data dir (\(blocker) is not a folder)\n", "\(list)")
     }
 
+    @Test func anEmptyDataDirIsAUsageError() async throws {
+        let sandbox = try Sandbox()
+        let result = try await sandbox.run(["--data-dir", "", "list"], dataDir: false)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains("--data-dir is empty"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.root + "/buzz.sqlite"))
+    }
+
     @Test func dataDirIsCreatedPrivate() async throws {
         let sandbox = try Sandbox()
         let dataDir = sandbox.root + "/deep/nested/buzz-data"
