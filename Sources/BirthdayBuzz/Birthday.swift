@@ -158,8 +158,14 @@ extension Birthday {
             wanted.month = bornMonth
             wanted.day = 1
             wanted.isLeapMonth = false
+            // Hebrew: Adar I (month 6) exists only in leap years; in a common
+            // year the birthday falls in Adar (month 7), the ordinary month.
+            if calendar == .hebrew, bornMonth == 6, let probeMonth = cal.date(from: wanted),
+               cal.component(.month, from: probeMonth) != 6 {
+                wanted.month = 7
+            }
             if let monthStart = cal.date(from: wanted),
-               cal.component(.month, from: monthStart) == bornMonth,
+               cal.component(.month, from: monthStart) == wanted.month,
                let days = cal.range(of: .day, in: .month, for: monthStart),
                let dayInstant = cal.date(byAdding: .day, value: min(bornDay, days.count) - 1, to: monthStart) {
                 let date = LocalDate(utc: dayInstant)

@@ -130,6 +130,24 @@ import Testing
         #expect(next.age == 32)
     }
 
+    /// Born in Adar I of a leap year (1989-02-20 = 15 Adar I 5749): in common
+    /// years the birthday is in Adar, every year, none skipped.
+    @Test func hebrewAdarIBirthdayRecursEveryYear() throws {
+        let birthday = try #require(Birthday(month: 2, day: 20, year: 1989, calendar: .hebrew))
+        var cal = Calendar(identifier: .hebrew)
+        cal.timeZone = TimeZone(secondsFromGMT: 0)!
+        var start = Self.date("2026-11-01")
+        var years: [Int] = []
+        for _ in 0..<4 {
+            let next = birthday.nextOccurrence(onOrAfter: start, feb29: .feb28)
+            let parts = cal.dateComponents([.year, .month, .day], from: try #require(next.date.utcMidnight))
+            #expect(parts.day == 15 && (parts.month == 6 || parts.month == 7), "\(next.date) is \(parts)")
+            years.append(next.date.year)
+            start = next.date.adding(days: 1)
+        }
+        #expect(years == [2027, 2028, 2029, 2030], "\(years)")
+    }
+
     @Test(arguments: [BirthdayCalendar.hebrew, .chinese, .islamicUmmAlQura, .persian])
     func nonGregorianRecursOnSameMonthAndDay(_ kind: BirthdayCalendar) throws {
         var cal = Calendar(identifier: kind.foundationIdentifier)
