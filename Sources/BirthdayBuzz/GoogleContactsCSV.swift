@@ -301,7 +301,7 @@ extension GoogleContactsCSV {
             result = Birthday(month: month, day: day)
         } else if bytes.count == 10, bytes[4] == dash, bytes[7] == dash,
                   let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) {
-            result = Birthday(month: month, day: day, year: year == 1604 || year == 0 ? nil : year)
+            result = Birthday(month: month, day: day, year: Birthday.placeholderYears.contains(year) ? nil : year)
         }
         if let result { return .date(result) }
         return .invalid(clean(text))

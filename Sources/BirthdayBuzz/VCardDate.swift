@@ -9,8 +9,7 @@ public enum VCardDate {
         case invalid(String)
     }
 
-    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000.
-    static let placeholderYears: Set<Int> = [0, 1604]
+    static var placeholderYears: Set<Int> { Birthday.placeholderYears }
 
     /// Reads `1990-03-15`, `19900315`, `--0315`, `--03-15`, a date-time
     /// (`1990-03-15T00:00:00Z`, `19531015T231000Z`: the literal date, no zone

@@ -111,7 +111,9 @@ struct ClearBirthdayCommand: ParsableCommand {
 /// Year 1604 or 0000 means "year unknown", as on an imported card (Apple's
 /// convention); a year more than 130 years back is taken for a typo.
 func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
-    let yearless = text.count == 10 && (text.hasPrefix("1604-") || text.hasPrefix("0000-")) ? "--" + text.dropFirst(5) : text
+    let placeholder = text.count == 10 && text.dropFirst(4).hasPrefix("-")
+        && Int(text.prefix(4)).map(Birthday.placeholderYears.contains) == true
+    let yearless = placeholder ? "--" + text.dropFirst(5) : text
     guard let birthday = Birthday(storedForm: String(yearless)) else {
         throw CLIError.request("\"\(text)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
     }
