@@ -109,7 +109,13 @@ public final class Dispatcher: Sendable {
         byID.reserveCapacity(contacts.count)
         for contact in contacts { byID[contact.id] = contact }
 
-        let watermark = try ledger.watermark() ?? (now - Int64(catchUp))
+        let storedWatermark = try ledger.watermark()
+        let watermark = storedWatermark ?? (now - Int64(catchUp))
+        // Events before the epoch predate this data dir (a first run sends no backlog);
+        // a ledger from before epochs existed starts its epoch at its watermark.
+        let storedEpoch = try ledger.epoch()
+        let epoch = storedEpoch ?? watermark
+        if !dryRun, storedEpoch == nil { try ledger.setEpoch(epoch) }
         var work: [Work] = []
         var queued: Set<String> = []
 
@@ -146,11 +152,17 @@ public final class Dispatcher: Sendable {
             work.append(Work(row: row, event: event, contact: contact))
         }
 
-        // New events whose fire time lies in (watermark, now].
-        let due = planner.due(contacts, after: watermark, upTo: now)
+        // New events: every one whose fire time passed since the last pass
+        // (watermark, now], and every one that moved behind the watermark without
+        // ever having been looked at (a changed time, time zone, offset or group,
+        // a clock stepped back, a contact imported late), as far back as the
+        // planner's look-back (DESIGN §2, catch-up). The ledger tells them apart
+        // from events already handled: each of those has a row, whatever its time.
+        let windowStart = max(epoch, min(watermark, now - planner.lookback))
+        let due = planner.due(contacts, after: windowStart, upTo: now)
         // Widened by two days: a changed `reminders.time` or time zone moves an
-        // event's fire time but not its id, and it must still count as sent.
-        let recorded = due.isEmpty ? [] : try ledger.keys(firedAfter: watermark - 2 * 86_400, upTo: now + 2 * 86_400)
+        // event's fire time but not its id, and it must still count as recorded.
+        let recorded = due.isEmpty ? [] : try ledger.keys(firedAfter: windowStart - 2 * 86_400, upTo: max(now, watermark) + 2 * 86_400)
         for (event, contact) in due {
             for name in event.channels where !queued.contains(event.id + "\u{0}" + name) {
                 if recorded.contains(event.id + "\u{0}" + name) { continue }
@@ -163,7 +175,9 @@ public final class Dispatcher: Sendable {
                     report.skipped += 1
                 } else if now - event.fireAt >= Int64(catchUp) || now >= dayEnd(event.occurrence) {
                     row.state = .missed
-                    row.lastError = "due while BirthdayBuzz was not running"
+                    row.lastError = event.fireAt > watermark
+                        ? "due while BirthdayBuzz was not running"
+                        : "its time had passed when it was planned (changed settings, contacts or clock)"
                     try record(row)
                     report.missed += 1
                 } else {
@@ -279,7 +293,7 @@ public final class Dispatcher: Sendable {
 
     /// When `run` should wake next after `now`: the next fire time or the next retry.
     public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
-        let nextFire = planner.upcoming(contacts, now: now, limit: 1).first?.fireAt
+        let nextFire = planner.upcoming(contacts, now: now, limit: 1, recorded: try ledger.recorded(around: now, planner: planner)).first?.fireAt
         let nextRetry = try ledger.unfinished().filter { $0.kind == .reminder }.compactMap { row -> Int64? in
             row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()

@@ -67,12 +67,23 @@ public protocol DeliveryLedger: Sendable {
     /// The end of the last dispatch pass (DESIGN §2); nil on a fresh data dir.
     func watermark() throws -> Int64?
     func setWatermark(_ value: Int64) throws
+    /// The first watermark this ledger ever had (a fresh data dir's "now − catch_up"):
+    /// events that fired before it predate the data dir and are never looked at.
+    /// nil until the first pass.
+    func epoch() throws -> Int64?
+    func setEpoch(_ value: Int64) throws
     /// Deletes rows whose event fired before `cutoff`; returns how many.
     @discardableResult
     func prune(firedBefore cutoff: Int64) throws -> Int
 }
 
 extension DeliveryLedger {
+    /// Deliveries recorded lately, which planning from `now` must leave out:
+    /// an event sent before its time moved later is not planned again (DESIGN §2).
+    public func recorded(around now: Int64, planner: Planner) throws -> RecordedDeliveries {
+        RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback - 2 * 86_400, upTo: .max))
+    }
+
     /// Row by row (fine for ledgers where each save is cheap).
     public func save(_ rows: [LedgerRow], now: Int64) throws {
         for row in rows { try save(row, now: now) }

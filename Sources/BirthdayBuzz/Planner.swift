@@ -144,13 +144,35 @@ public struct Planner: Sendable {
         return (group.offsets ?? offsets, group.channels ?? defaultChannels)
     }
 
+    /// How far before the watermark a dispatch pass looks for events whose
+    /// fire time moved into the past without ever having been looked at
+    /// (DESIGN §2, catch-up): the largest offset in the config plus two days,
+    /// which covers a changed `reminders.time` or `general.timezone` (at most
+    /// ~26 h), a new or larger offset, and a birthday entered a day late.
+    public var lookback: Int64 {
+        let largest = ([offsets] + config.groups.compactMap(\.offsets)).joined().max() ?? 0
+        return Int64(max(largest, 0) + 2) * 86_400
+    }
+
+    /// Occurrences closer than this are never two of one birthday (a Hebrew or
+    /// Islamic year is 354 days, less a day when the month is short).
+    private static let shortestYear: Int64 = 340 * 86_400
+    /// `upcoming` looks no further than this many years ahead.
+    private static let horizonYears = 100
+
     /// The look-ahead: events firing after `now`, nearest first (ties by id), at
-    /// most `limit`; with `until`, only those firing at or before it.
+    /// most `limit`. Without `until` that is each contact's next event per offset;
+    /// with `until`, every event firing at or before it (a 400-day window holds
+    /// some birthdays twice). Deliveries in `recorded` are left out: an event the
+    /// ledger already holds is never planned again, whatever its new time
+    /// (DESIGN §2); an event recorded for some of its channels keeps the others.
     ///
     /// Only included contacts with a birthday take part.
-    public func upcoming(_ contacts: [PlanningContact], now: Int64, until: Int64? = nil, limit: Int) -> [PlannedEvent] {
+    public func upcoming(_ contacts: [PlanningContact], now: Int64, until: Int64? = nil, limit: Int,
+                         recorded: RecordedDeliveries = RecordedDeliveries()) -> [PlannedEvent] {
         guard limit > 0 else { return [] }
         let today = clock.localDate(at: now)
+        let horizon = today.adding(days: Self.horizonYears * 366)
         // Compact candidates first; ids and names are built only for the winners.
         // A max-heap of the `limit` earliest fire times gives a running cut-off,
         // so most candidates are never stored and only a small set is sorted.
@@ -167,17 +189,34 @@ public struct Planner: Sendable {
         for index in contacts.indices {
             let contact = contacts[index]
             guard contact.isIncluded, let birthday = contact.birthday else { continue }
-            for offset in route(for: contact.categories).offsets {
+            let route = route(for: contact.categories)
+            let done = recorded.isEmpty ? nil : recorded.entries(for: contact.id)
+            for offset in route.offsets {
                 var occurrence = birthday.nextOccurrence(onOrAfter: today.adding(days: offset), feb29: feb29)
                 var fire = fireTime(occurrence.date.adding(days: -offset))
                 if fire <= now {
                     occurrence = birthday.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
                     fire = fireTime(occurrence.date.adding(days: -offset))
                 }
-                if let until, fire > until { continue }
-                guard earliest.offer(fire) else { continue }
-                candidates.append(Candidate(fireAt: fire, index: Int32(index), offset: Int16(offset),
-                                            occurrence: occurrence.date, age: occurrence.age))
+                while occurrence.date <= horizon {
+                    if let until, fire > until { break }
+                    // An event in the ledger is passed over for the next one.
+                    let finished = done.map {
+                        RecordedDeliveries.channels(route.channels, leftIn: $0, offset: offset, occurrence: occurrence.date).isEmpty
+                    } ?? false
+                    if !finished {
+                        guard earliest.offer(fire) else { break }
+                        candidates.append(Candidate(fireAt: fire, index: Int32(index), offset: Int16(offset),
+                                                    occurrence: occurrence.date, age: occurrence.age))
+                    }
+                    // The next occurrence is a year on: it belongs in a window that
+                    // long (or replaces one the ledger holds), and can make the cut
+                    // only while the heap has room or its cut-off is that far away.
+                    if until == nil, !finished { break }
+                    if let cutOff = earliest.cutOff, cutOff < fire + Self.shortestYear { break }
+                    occurrence = birthday.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+                    fire = fireTime(occurrence.date.adding(days: -offset))
+                }
             }
         }
         // Order by fire time; ties are broken by contact id and offset so the
@@ -188,16 +227,21 @@ public struct Planner: Sendable {
             if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
             let ida = contacts[Int(a.index)].id, idb = contacts[Int(b.index)].id
             if ida != idb { return ida < idb }
-            return a.offset < b.offset
+            if a.offset != b.offset { return a.offset < b.offset }
+            return a.occurrence < b.occurrence
         }
         return ordered.prefix(limit).map { candidate in
             let contact = contacts[Int(candidate.index)]
             let offset = Int(candidate.offset)
+            var channels = route(for: contact.categories).channels
+            if let done = recorded.isEmpty ? nil : recorded.entries(for: contact.id) {
+                channels = RecordedDeliveries.channels(channels, leftIn: done, offset: offset, occurrence: candidate.occurrence)
+            }
             return PlannedEvent(
                 id: PlannedEvent.id(contactID: contact.id, offset: offset, occurrence: candidate.occurrence),
                 contactID: contact.id, name: contact.name, occurrence: candidate.occurrence,
                 offsetDays: offset, fireAt: candidate.fireAt, age: candidate.age,
-                channels: route(for: contact.categories).channels)
+                channels: channels)
         }
     }
 
@@ -231,5 +275,37 @@ public struct Planner: Sendable {
             }
         }
         return result.sorted { $0.0.fireAt != $1.0.fireAt ? $0.0.fireAt < $1.0.fireAt : $0.0.id < $1.0.id }
+    }
+}
+
+/// Deliveries the ledger already holds, by contact: what planning leaves out
+/// (DESIGN §2: an event in the ledger is never planned again, whatever its new time).
+public struct RecordedDeliveries: Sendable {
+    /// Contact id → "offset/occurrence" → channels recorded.
+    private var byContact: [String: [String: Set<String>]] = [:]
+
+    public init() {}
+
+    /// From ledger keys (`eventID + "\u{0}" + channel`); ids that are not
+    /// reminder events (asks) are ignored.
+    public init(keys: Set<String>) {
+        for key in keys {
+            guard let separator = key.firstIndex(of: "\u{0}"),
+                  let parts = PlannedEvent.parse(String(key[..<separator])) else { continue }
+            let channel = String(key[key.index(after: separator)...])
+            byContact[parts.contactID, default: [:]]["\(parts.offset)/\(parts.occurrence)", default: []].insert(channel)
+        }
+    }
+
+    public var isEmpty: Bool { byContact.isEmpty }
+
+    /// One contact's recorded deliveries (nil when there are none).
+    public func entries(for contactID: String) -> [String: Set<String>]? { byContact[contactID] }
+
+    /// The channels of `channels` that have no delivery of this event yet.
+    public static func channels(_ channels: [String], leftIn entries: [String: Set<String>], offset: Int,
+                                occurrence: LocalDate) -> [String] {
+        guard let done = entries["\(offset)/\(occurrence)"] else { return channels }
+        return channels.filter { !done.contains($0) }
     }
 }

@@ -139,6 +139,14 @@ public final class SQLiteLedger: DeliveryLedger {
         try database.setMeta("dispatch_watermark", String(value))
     }
 
+    public func epoch() throws -> Int64? {
+        try database.meta("dispatch_epoch").flatMap { Int64($0) }
+    }
+
+    public func setEpoch(_ value: Int64) throws {
+        try database.setMeta("dispatch_epoch", String(value))
+    }
+
     @discardableResult
     public func prune(firedBefore cutoff: Int64) throws -> Int {
         try database.write { db in

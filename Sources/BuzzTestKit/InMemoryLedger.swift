@@ -6,6 +6,7 @@ public final class InMemoryLedger: DeliveryLedger {
     private struct State {
         var rows: [String: LedgerRow] = [:]
         var watermark: Int64?
+        var epoch: Int64?
         var saves: [LedgerRow] = []
     }
 
@@ -44,6 +45,10 @@ public final class InMemoryLedger: DeliveryLedger {
     public func watermark() throws -> Int64? { state.withLock { $0.watermark } }
 
     public func setWatermark(_ value: Int64) throws { state.withLock { $0.watermark = value } }
+
+    public func epoch() throws -> Int64? { state.withLock { $0.epoch } }
+
+    public func setEpoch(_ value: Int64) throws { state.withLock { $0.epoch = value } }
 
     @discardableResult
     public func prune(firedBefore cutoff: Int64) throws -> Int {

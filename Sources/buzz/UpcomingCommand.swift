@@ -11,7 +11,7 @@ struct UpcomingCommand: ParsableCommand {
 
     // `.unconditional`: `--days -1` reaches validate() and its message, instead
     // of argument-parser reading -1 as an option ("Missing value for '--days'").
-    @Option(parsing: .unconditional, help: "Only events up to the end of the local day N days ahead.")
+    @Option(parsing: .unconditional, help: "Only events up to the end of the local day N days ahead (every occurrence in that window).")
     var days: Int?
 
     @Option(parsing: .unconditional, help: "At most N events (may exceed reminders.max_pending, the default).")
@@ -35,8 +35,11 @@ struct UpcomingCommand: ParsableCommand {
             let endDay = context.today.adding(days: days + 1)
             until = context.clock.instant(of: endDay, secondsAfterMidnight: 0) - 1
         }
+        // What the ledger already holds is not planned again (a reminder sent
+        // before `reminders.time` moved later is not listed a second time).
+        let recorded = try runtime { try SQLiteLedger(store).recorded(around: context.now, planner: planner) }
         let events = planner.upcoming(contacts, now: context.now, until: until,
-                                      limit: limit ?? context.config.reminders.maxPending)
+                                      limit: limit ?? context.config.reminders.maxPending, recorded: recorded)
         if json {
             print(JSONObject.array(events.map { event in
                 var row = JSONObject()

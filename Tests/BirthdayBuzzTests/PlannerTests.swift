@@ -110,3 +110,17 @@ import Testing
         #expect(year.map(\.event.id) == ["y/1/2027-02-28", "y/0/2027-02-28", "y/1/2028-02-29", "y/0/2028-02-29"])
     }
 }
+
+@Suite struct UpcomingWindowTests {
+    @Test func aWindowLongerThanAYearHoldsEveryOccurrence() throws {
+        let config = try PlannerTests.config("[reminders]\noffsets = [0, 1]")
+        let planner = Planner(config: config, defaultChannels: ["console"])
+        let now = try PlannerTests.instant("2027-01-10T12:00Z", config)
+        let until = try PlannerTests.instant("2028-02-14T00:00Z", config)  // 400 days on
+        let events = planner.upcoming([PlannerTests.contact("a", "--02-01")], now: now, until: until, limit: 64)
+        #expect(events.map(\.id) == ["a/1/2027-02-01", "a/0/2027-02-01", "a/1/2028-02-01", "a/0/2028-02-01"])
+        // The limit still holds, nearest first.
+        let two = planner.upcoming([PlannerTests.contact("a", "--02-01")], now: now, until: until, limit: 3)
+        #expect(two.map(\.id) == ["a/1/2027-02-01", "a/0/2027-02-01", "a/1/2028-02-01"])
+    }
+}

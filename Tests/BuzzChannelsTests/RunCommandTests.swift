@@ -144,6 +144,44 @@ struct RunCommandTests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir + "/run.pid"))
     }
 
+    /// DESIGN §2 catch-up through `run` + SIGHUP: a new offset whose fire time
+    /// is already behind the daemon's last pass is delivered at the reload, not
+    /// passed over in silence.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func aReloadDeliversAReminderWhoseTimeMovedBehindTheLastPass() async throws {
+        // The previous minute, on today's UTC day (not in the first two minutes of a day).
+        var now = Date().timeIntervalSince1970
+        let secondOfDay = now.truncatingRemainder(dividingBy: 86_400)
+        if secondOfDay < 120 {
+            try await Task.sleep(for: .seconds(121 - secondOfDay))
+            now = Date().timeIntervalSince1970
+        }
+        let minute = Date(timeIntervalSince1970: (now / 60).rounded(.down) * 60 - 60)
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        let config = Self.config(sink: base, fireAt: minute)
+        try sandbox.writeConfig(config.replacingOccurrences(of: "offsets = [0]", with: "offsets = [1]"))
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute))
+        // Imported (and so included) before that minute: not "included after its time".
+        let before = ISO8601DateFormatter().string(from: minute.addingTimeInterval(-60))
+        #expect(try await sandbox.run(["import", file, "--now", before]).status == 0)
+
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("next wake")  // the first pass is done: the watermark is now
+        #expect(try await sink.requests().isEmpty)
+        try sandbox.writeConfig(config)  // the day-of reminder, at a minute already past
+        #expect(kill(daemon.pid, SIGHUP) == 0)
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: Date())
+        let key = try #require(requests.first?.headers["Idempotency-Key"])
+        #expect(key.hasPrefix("run-test-1/0/"), "\(key)")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+        #expect(try await sink.requests().count == 1)
+    }
+
     @Test func aSecondRunOnTheSameDataDirIsRefused() async throws {
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")

@@ -61,6 +61,28 @@ struct TickCommandTests {
         #expect(outbox.stdout.components(separatedBy: "\"status\":\"sent\"").count == 3)
     }
 
+    /// DESIGN §2 catch-up through `tick`: `reminders.time` moved earlier than now
+    /// on the birthday still delivers; moved later again, the sent reminder is
+    /// neither listed by `upcoming` nor sent a second time.
+    @Test func aReminderTimeMovedBehindTheLastTickIsStillDeliveredOnce() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base, extra: "offsets = [0]\ntime = \"09:00\"")
+        #expect(try await sandbox.run(["tick", "--now", "2027-03-15T08:30Z"]).status == 0)
+        let config = try String(contentsOfFile: sandbox.configPath, encoding: .utf8)
+        try sandbox.writeConfig(config.replacingOccurrences(of: "time = \"09:00\"", with: "time = \"08:00\""))
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T08:35Z", "--json"])
+        #expect(tick.status == 0, "\(tick)")
+        #expect(try await Self.keys(sink) == ["u0/0/2027-03-15"])
+
+        try sandbox.writeConfig(config.replacingOccurrences(of: "time = \"09:00\"", with: "time = \"10:00\""))
+        let upcoming = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-03-15T09:00Z"])
+        #expect(upcoming.first?["id"] == .string("u0/0/2028-03-15"), "\(upcoming)")
+        let later = try await sandbox.run(["tick", "--now", "2027-03-15T10:05Z", "--json"])
+        #expect(later.status == 0 && later.stdout.contains("\"due\":0"), "\(later)")
+        #expect(try await Self.keys(sink) == ["u0/0/2027-03-15"])
+    }
+
     @Test func tickJSONAndCatchUpWindow() async throws {
         let sink = HTTPSink()
         let base = try await sink.start()
