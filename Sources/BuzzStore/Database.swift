@@ -40,6 +40,24 @@ public final class BuzzDatabase: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
+        // Ten commands started at once on a data dir that does not exist yet all
+        // find the schema missing and race to create it ("table contact already
+        // exists", "UNIQUE constraint failed: grdb_migrations"). An exclusive
+        // flock on the data dir itself, held while opening and migrating,
+        // serializes them: the first migrates, the others find it done. A lock
+        // on the folder (not on buzz.sqlite) cannot disturb SQLite's own POSIX
+        // locks, which closing another descriptor of the database would drop.
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else {
+            throw StoreError("\(directory): cannot open the data dir: \(String(cString: strerror(errno)))")
+        }
+        defer { close(folder) }
+        while flock(folder, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw StoreError("\(directory): cannot lock the data dir: \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { flock(folder, LOCK_UN) }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try BuzzDatabase.migrator.migrate(queue)
@@ -73,11 +91,11 @@ public final class BuzzDatabase: Sendable {
     /// nearest existing folder above it must be a folder this user can write.
     /// `doctor` asks this without creating anything.
     public static func creationProblem(_ directory: String) -> String? {
-        var parent = (directory as NSString).deletingLastPathComponent
+        var parent = parentFolder(of: directory)
         var info = stat()
         while !parent.isEmpty, stat(parent, &info) != 0 {
             guard errno == ENOENT || errno == ENOTDIR else { return "\(parent): \(String(cString: strerror(errno)))" }
-            let up = (parent as NSString).deletingLastPathComponent
+            let up = parentFolder(of: parent)
             if up == parent { break }
             parent = up
         }
@@ -85,6 +103,20 @@ public final class BuzzDatabase: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR else { return "\(parent) is not a folder" }
         guard access(parent, W_OK | X_OK) == 0 else { return "\(parent): \(String(cString: strerror(errno)))" }
         return nil
+    }
+
+    /// The folder that holds `path` ("" for a bare relative name, "/" at the root).
+    ///
+    /// Not `NSString.deletingLastPathComponent`: swift-corelibs-foundation traps
+    /// (SIGILL) on a one-letter relative path such as "d" or "x/y".
+    static func parentFolder(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        if slash == trimmed.startIndex { return "/" }
+        var parent = trimmed[..<slash]
+        while parent.count > 1, parent.hasSuffix("/") { parent = parent.dropLast() }
+        return String(parent)
     }
 
     /// Schema migrations, from day one. Never edit a shipped migration: add one.

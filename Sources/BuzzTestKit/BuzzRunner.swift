@@ -45,7 +45,7 @@ public enum BuzzBinary {
 }
 
 /// What one run of `buzz` did.
-public struct BuzzResult: CustomStringConvertible {
+public struct BuzzResult: CustomStringConvertible, Sendable {
     public var status: Int32
     public var stdout: String
     public var stderr: String

@@ -75,6 +75,32 @@ import Testing
         #expect(list.stderr == "buzz: \(dataDir): cannot create the data dir (\(blocker) is not a folder)\n", "\(list)")
     }
 
+    /// A missing relative data dir of one letter ("d", "x/y") is created, not a
+    /// SIGILL inside Foundation's path code; ten commands racing to create one
+    /// all succeed (the schema is created once, under a lock).
+    @Test func shortRelativeDataDirsAndRacingFirstUse() async throws {
+        let sandbox = try Sandbox()
+        for dataDir in ["d", "x/y"] {
+            let list = try await sandbox.run(["--data-dir", dataDir, "list"], dataDir: false)
+            #expect(list.status == 0, "\(dataDir): \(list)")
+            #expect(FileManager.default.fileExists(atPath: sandbox.root + "/" + dataDir + "/buzz.sqlite"))
+        }
+        for round in 0..<3 {
+            let dataDir = "race\(round)"
+            let results = try await withThrowingTaskGroup(of: BuzzResult.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        try await sandbox.run(["--data-dir", dataDir, "--config", "/dev/null",
+                                               index.isMultiple(of: 2) ? "tick" : "list", "--now", "2027-01-01"],
+                                              dataDir: false)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for result in results { #expect(result.status == 0 && result.stderr.isEmpty, "\(result)") }
+        }
+    }
+
     @Test func anEmptyDataDirIsAUsageError() async throws {
         let sandbox = try Sandbox()
         let result = try await sandbox.run(["--data-dir", "", "list"], dataDir: false)
