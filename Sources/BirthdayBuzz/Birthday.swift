@@ -202,9 +202,10 @@ extension LocalDate {
 }
 
 extension Birthday {
-    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000.
-    /// vCards, Google CSV and hand-entered dates all read them so.
-    public static let placeholderYears: Set<Int> = [0, 1604]
+    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000,
+    /// khard 1900 (its prompt says so). vCards, Google CSV and hand-entered
+    /// dates all read them so.
+    public static let placeholderYears: Set<Int> = [0, 1604, 1900]
 
     /// `BDAY 2090-01-06 is in the future (today is 2026-11-23)` when the date of
     /// birth lies after `today`; nil otherwise (and for year-less birthdays).

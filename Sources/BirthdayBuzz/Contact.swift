@@ -42,10 +42,14 @@ public struct ContactCard: Hashable, Sendable {
     public var categories: [String]
     /// BCP 47 language tag from LANG, if any.
     public var language: String?
+    /// A group card (`KIND:group`, `X-ADDRESSBOOKSERVER-KIND:group`): a list of
+    /// people, not a person. Import leaves it out of the store.
+    public var isGroup: Bool
 
     public init(id: String, hasUID: Bool = true, name: String, firstName: String? = nil,
                 birthday: Birthday? = nil, birthdayText: String? = nil, anniversary: Birthday? = nil,
-                phones: [Phone] = [], emails: [Email] = [], categories: [String] = [], language: String? = nil) {
+                phones: [Phone] = [], emails: [Email] = [], categories: [String] = [], language: String? = nil,
+                isGroup: Bool = false) {
         self.id = id
         self.hasUID = hasUID
         self.name = name
@@ -57,6 +61,7 @@ public struct ContactCard: Hashable, Sendable {
         self.emails = emails
         self.categories = categories
         self.language = language
+        self.isGroup = isGroup
     }
 
     /// A first name when the card gives none: the name's first word.
