@@ -83,6 +83,9 @@ public struct Contact: Hashable, Sendable {
     public var decision: Decision?
     /// A birthday entered by hand; wins over the card's.
     public var manualBirthday: Birthday?
+    /// `clear-birthday` on the card's birthday: "no birthday" (the card's date is
+    /// wrong), kept across re-imports until a birthday is entered by hand.
+    public var birthdayCleared: Bool
     /// Where the card came from (file or directory path).
     public var source: String
     /// When the contact was last included, as seconds since 1970 (nil if never).
@@ -93,10 +96,11 @@ public struct Contact: Hashable, Sendable {
 
     public init(card: ContactCard, decision: Decision? = nil, manualBirthday: Birthday? = nil,
                 source: String = "", includedAt: Int64? = nil,
-                lastRequestDate: String? = nil, requestChannel: String? = nil) {
+                lastRequestDate: String? = nil, requestChannel: String? = nil, birthdayCleared: Bool = false) {
         self.card = card
         self.decision = decision
         self.manualBirthday = manualBirthday
+        self.birthdayCleared = birthdayCleared
         self.source = source
         self.includedAt = includedAt
         self.lastRequestDate = lastRequestDate
@@ -105,7 +109,8 @@ public struct Contact: Hashable, Sendable {
 
     public var id: String { card.id }
     public var name: String { card.name }
-    /// The birthday that counts: the hand-entered one, else the card's.
-    public var birthday: Birthday? { manualBirthday ?? card.birthday }
+    /// The birthday that counts: the hand-entered one, else none when cleared by
+    /// hand, else the card's.
+    public var birthday: Birthday? { manualBirthday ?? (birthdayCleared ? nil : card.birthday) }
     public var isIncluded: Bool { decision == .include }
 }
