@@ -140,6 +140,15 @@ extension Birthday {
         return LocalDate(year: year, month: month, day: day)!
     }
 
+    /// A year of this calendar counted from a fixed start: the Chinese calendar
+    /// numbers its years 1–60 within each cycle (`era`); the others number them
+    /// within one era.
+    private func absoluteYear(_ parts: DateComponents) -> Int? {
+        guard let year = parts.year else { return nil }
+        guard calendar == .chinese else { return year }
+        return parts.era.map { $0 * 60 + year }
+    }
+
     private func nonGregorianOccurrence(birth: LocalDate, onOrAfter start: LocalDate) -> Occurrence? {
         var cal = Calendar(identifier: calendar.foundationIdentifier)
         cal.timeZone = TimeZone(secondsFromGMT: 0)!
@@ -170,7 +179,12 @@ extension Birthday {
                let dayInstant = cal.date(byAdding: .day, value: min(bornDay, days.count) - 1, to: monthStart) {
                 let date = LocalDate(utc: dayInstant)
                 if date >= start, dayInstant > birthInstant {
-                    let age = cal.dateComponents([.year], from: birthInstant, to: dayInstant).year
+                    // The age is the count of that calendar's years since birth, not the
+                    // whole years elapsed between the two instants: a birthday from a
+                    // Chinese leap month recurs in the ordinary month, which comes
+                    // before it, and one from a 30th may fall on a 29th; both are less
+                    // than a full year apart and would make the person one year too young.
+                    let age = absoluteYear(probe).flatMap { now in absoluteYear(born).map { now - $0 } }
                     return Occurrence(date: date, age: age)
                 }
             }
@@ -202,9 +216,10 @@ extension LocalDate {
 }
 
 extension Birthday {
-    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000.
-    /// vCards, Google CSV and hand-entered dates all read them so.
-    public static let placeholderYears: Set<Int> = [0, 1604]
+    /// Years that mean "year unknown": iOS writes 1604, some exporters 0000,
+    /// khard 1900 (its prompt says so). vCards, Google CSV and hand-entered
+    /// dates all read them so.
+    public static let placeholderYears: Set<Int> = [0, 1604, 1900]
 
     /// `BDAY 2090-01-06 is in the future (today is 2026-11-23)` when the date of
     /// birth lies after `today`; nil otherwise (and for year-less birthdays).

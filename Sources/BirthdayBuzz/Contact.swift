@@ -42,10 +42,14 @@ public struct ContactCard: Hashable, Sendable {
     public var categories: [String]
     /// BCP 47 language tag from LANG, if any.
     public var language: String?
+    /// A group card (`KIND:group`, `X-ADDRESSBOOKSERVER-KIND:group`): a list of
+    /// people, not a person. Import leaves it out of the store.
+    public var isGroup: Bool
 
     public init(id: String, hasUID: Bool = true, name: String, firstName: String? = nil,
                 birthday: Birthday? = nil, birthdayText: String? = nil, anniversary: Birthday? = nil,
-                phones: [Phone] = [], emails: [Email] = [], categories: [String] = [], language: String? = nil) {
+                phones: [Phone] = [], emails: [Email] = [], categories: [String] = [], language: String? = nil,
+                isGroup: Bool = false) {
         self.id = id
         self.hasUID = hasUID
         self.name = name
@@ -57,6 +61,7 @@ public struct ContactCard: Hashable, Sendable {
         self.emails = emails
         self.categories = categories
         self.language = language
+        self.isGroup = isGroup
     }
 
     /// A first name when the card gives none: the name's first word.
@@ -78,6 +83,9 @@ public struct Contact: Hashable, Sendable {
     public var decision: Decision?
     /// A birthday entered by hand; wins over the card's.
     public var manualBirthday: Birthday?
+    /// `clear-birthday` on the card's birthday: "no birthday" (the card's date is
+    /// wrong), kept across re-imports until a birthday is entered by hand.
+    public var birthdayCleared: Bool
     /// Where the card came from (file or directory path).
     public var source: String
     /// When the contact was last included, as seconds since 1970 (nil if never).
@@ -88,10 +96,11 @@ public struct Contact: Hashable, Sendable {
 
     public init(card: ContactCard, decision: Decision? = nil, manualBirthday: Birthday? = nil,
                 source: String = "", includedAt: Int64? = nil,
-                lastRequestDate: String? = nil, requestChannel: String? = nil) {
+                lastRequestDate: String? = nil, requestChannel: String? = nil, birthdayCleared: Bool = false) {
         self.card = card
         self.decision = decision
         self.manualBirthday = manualBirthday
+        self.birthdayCleared = birthdayCleared
         self.source = source
         self.includedAt = includedAt
         self.lastRequestDate = lastRequestDate
@@ -100,7 +109,8 @@ public struct Contact: Hashable, Sendable {
 
     public var id: String { card.id }
     public var name: String { card.name }
-    /// The birthday that counts: the hand-entered one, else the card's.
-    public var birthday: Birthday? { manualBirthday ?? card.birthday }
+    /// The birthday that counts: the hand-entered one, else none when cleared by
+    /// hand, else the card's.
+    public var birthday: Birthday? { manualBirthday ?? (birthdayCleared ? nil : card.birthday) }
     public var isIncluded: Bool { decision == .include }
 }

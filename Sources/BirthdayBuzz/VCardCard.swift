@@ -16,6 +16,12 @@ struct CardBuilder {
     private var emails: [Email] = []
     private var categories: [String] = []
     private var language: (value: String, pref: Int)?
+    /// `KIND:group` (or Apple's `X-ADDRESSBOOKSERVER-KIND:group`): not a person.
+    var isGroup = false
+    /// Apple's `itemN.X-ABDATE` values, with their groups.
+    private var appleDates: [(group: [UInt8], property: RawProperty)] = []
+    /// Groups whose `X-ABLabel` is `_$!<Anniversary>!$_`.
+    private var anniversaryGroups: [[UInt8]] = []
 
     init(number: Int) {
         self.number = number
@@ -71,6 +77,14 @@ struct CardBuilder {
         }
     }
 
+    mutating func addAppleDate(_ property: RawProperty, group: [UInt8]) {
+        if !group.isEmpty { appleDates.append((group, property)) }
+    }
+
+    mutating func addAnniversaryLabel(group: [UInt8]) {
+        if !group.isEmpty { anniversaryGroups.append(group) }
+    }
+
     /// The finished card, or the reason it is skipped.
     func build(today: LocalDate? = nil) -> ImportEntry {
         if let problem {
@@ -118,11 +132,16 @@ struct CardBuilder {
         if let anniversary, case .date(let date) = CardBuilder.readDate(anniversary, property: "ANNIVERSARY") {
             anniversaryDate = date
         }
+        // Apple: the X-ABDATE whose group's label is the anniversary one, in either order.
+        for (group, property) in appleDates where anniversaryDate == nil && anniversaryGroups.contains(group) {
+            if case .date(let date) = CardBuilder.readDate(property, property: "X-ABDATE") { anniversaryDate = date }
+        }
         let card = ContactCard(
             id: id, hasUID: uid != nil, name: name,
             firstName: given,
             birthday: birthday, birthdayText: birthdayText, anniversary: anniversaryDate,
-            phones: phones, emails: emails, categories: categories, language: language?.value)
+            phones: phones, emails: emails, categories: categories, language: language?.value,
+            isGroup: isGroup)
         return .card(card, problems: problems)
     }
 
@@ -255,9 +274,18 @@ public enum VCardText {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// BiDi embedding, override and isolate controls (U+202A–202E,
+    /// U+2066–2069): in a name they can flip the text around it ("RLO" makes
+    /// `buzz list` and a reminder show another name), so names drop them.
+    @inline(__always)
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
     /// One line of text: control characters (CR, LF, TAB, …) become spaces,
-    /// runs of spaces collapse, ends are trimmed. Names and addresses are
-    /// shown and put in mail headers, so nothing may break a line.
+    /// runs of spaces collapse, ends are trimmed, BiDi override and isolate
+    /// controls are removed. Names and addresses are shown and put in mail
+    /// headers, so nothing may break a line or reorder what is shown around it.
     static func singleLine(_ text: String) -> String {
         // Fast path: nothing to change (no control bytes, C1 controls or separators,
         // no leading, trailing or doubled spaces).
@@ -281,6 +309,8 @@ public enum VCardText {
             if isSpace {
                 if !lastWasSpace { out.unicodeScalars.append(" ") }
                 lastWasSpace = true
+            } else if isBidiControl(scalar) {
+                continue
             } else {
                 out.unicodeScalars.append(scalar)
                 lastWasSpace = false

@@ -13,7 +13,8 @@ public enum VCardDate {
 
     /// Reads `1990-03-15`, `19900315`, `--0315`, `--03-15`, a date-time
     /// (`1990-03-15T00:00:00Z`, `19531015T231000Z`: the literal date, no zone
-    /// conversion) and Apple's `X-APPLE-OMIT-YEAR` (`omitYear`) or 1604 year.
+    /// conversion) and Apple's `X-APPLE-OMIT-YEAR` (`omitYear`) or a placeholder year
+    /// (1604, 0000, khard's 1900: `Birthday.placeholderYears`).
     ///
     /// - Parameter property: the property name, for messages (`BDAY`).
     public static func read(_ raw: String, property: String = "BDAY", omitYear: Int? = nil,

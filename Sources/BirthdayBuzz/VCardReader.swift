@@ -95,17 +95,21 @@ public struct VCardReader {
     private mutating func physicalLine(_ raw: UnsafeBufferPointer<UInt8>, _ emit: (ImportEntry) -> Void) {
         var line = raw
         if let last = line.last, last == 0x0D { line = UnsafeBufferPointer(rebasing: line.dropLast()) }
-        if line.count > maxLineBytes, !logical.dropped {
-            if card != nil, card!.problem == nil { card!.problem = "a line is longer than \(maxLineBytes) bytes" }
-        }
         if logical.active {
             if let first = line.first, first == 0x20 || first == 0x09 {  // folded continuation
-                logical.appendContinuation(UnsafeBufferPointer(rebasing: line.dropFirst()), limit: maxLineBytes)
+                let rest = UnsafeBufferPointer(rebasing: line.dropFirst())
+                if logical.pendingName {
+                    continueFoldedName(rest)
+                } else {
+                    logical.appendContinuation(rest, limit: maxLineBytes)
+                }
+                checkLength(line.count)
                 return
             }
             if logical.quotedPrintable, logical.endsWithSoftBreak {  // 2.1 QP soft break
                 logical.removeSoftBreak()
                 logical.appendContinuation(line, limit: maxLineBytes)
+                checkLength(line.count)
                 return
             }
             if logical.base64Block {  // 2.1 base64: unindented lines until a blank one
@@ -116,6 +120,26 @@ public struct VCardReader {
         completeLogicalLine(emit)
         if line.isEmpty { return }
         logical.start(line, interesting: card != nil || startsBegin(line))
+        checkLength(line.count)
+    }
+
+    /// A line over the bound skips the card, unless it belongs to a property
+    /// that is not kept (a PHOTO written on one line, a long NOTE): the flag
+    /// read is the one of the property this line is part of.
+    @inline(__always)
+    private mutating func checkLength(_ count: Int) {
+        if count > maxLineBytes, !logical.dropped, card != nil, card!.problem == nil {
+            card!.problem = "a line is longer than \(maxLineBytes) bytes"
+        }
+    }
+
+    /// A fold inside the property name (`BD` CRLF ` AY:1971-10-11`, allowed by
+    /// RFC 6350 §3.2): the name is read again from both pieces together.
+    private mutating func continueFoldedName(_ rest: UnsafeBufferPointer<UInt8>) {
+        var joined = logical.bytes
+        joined.append(contentsOf: rest)
+        logical.reset()
+        joined.withUnsafeBufferPointer { logical.start($0, interesting: card != nil || startsBegin($0)) }
     }
 
     private func startsBegin(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -158,7 +182,18 @@ public struct VCardReader {
                 if card!.problem == nil { card!.problem = "the card is larger than \(maxCardBytes) bytes" }
                 return
             }
-            card!.add(name, logical.property())
+            switch name {
+            case .abLabel:
+                // Apple labels its anniversary `itemN.X-ABLabel:_$!<Anniversary>!$_`
+                // next to `itemN.X-ABDATE`; no property is built for other labels.
+                if logical.valueIs("_$!<ANNIVERSARY>!$_") { card!.addAnniversaryLabel(group: logical.group) }
+            case .kind:
+                if logical.valueIs("GROUP") { card!.isGroup = true }
+            case .abDate:
+                card!.addAppleDate(logical.property(), group: logical.group)
+            default:
+                card!.add(name, logical.property())
+            }
         }
     }
 }
@@ -166,6 +201,8 @@ public struct VCardReader {
 /// The property names the reader cares about; everything else is skipped cheaply.
 enum PropertyName: UInt8 {
     case begin, end, version, uid, fn, n, bday, altBday, anniversary, tel, email, categories, lang, agent
+    case kind  // KIND, X-ADDRESSBOOKSERVER-KIND: a group card is not a person
+    case abDate, abLabel  // Apple's `itemN.X-ABDATE` and the `itemN.X-ABLabel` that names it
     case dropped  // PHOTO, LOGO, SOUND, KEY: value discarded while streaming
     case other
 
@@ -177,17 +214,21 @@ enum PropertyName: UInt8 {
         case 1: return equals("N") ? .n : .other
         case 2: return equals("FN") ? .fn : .other
         case 3: return equals("END") ? .end : equals("UID") ? .uid : equals("TEL") ? .tel : equals("KEY") ? .dropped : .other
-        case 4: return equals("BDAY") ? .bday : equals("LANG") ? .lang : equals("LOGO") ? .dropped : .other
+        case 4:
+            return equals("BDAY") ? .bday : equals("LANG") ? .lang : equals("LOGO") ? .dropped
+                : equals("KIND") ? .kind : .other
         case 5:
             return equals("BEGIN") ? .begin : equals("EMAIL") ? .email : equals("AGENT") ? .agent
                 : equals("PHOTO") || equals("SOUND") ? .dropped : .other
         case 7: return equals("VERSION") ? .version : .other
-        case 9: return equals("X-ALTBDAY") ? .altBday : .other
+        case 8: return equals("X-ABDATE") ? .abDate : .other
+        case 9: return equals("X-ALTBDAY") ? .altBday : equals("X-ABLABEL") ? .abLabel : .other
         case 10: return equals("CATEGORIES") ? .categories : .other
         case 11: return equals("ANNIVERSARY") ? .anniversary : .other
         case 13: return equals("X-ANNIVERSARY") ? .anniversary : .other
         case 16: return equals("X-MS-ANNIVERSARY") ? .anniversary : .other
         case 23: return equals("X-EVOLUTION-ANNIVERSARY") ? .anniversary : .other
+        case 24: return equals("X-ADDRESSBOOKSERVER-KIND") ? .kind : .other
         case 28: return equals("X-KADDRESSBOOK-X-ANNIVERSARY") ? .anniversary : .other
         default: return .other
         }
@@ -248,6 +289,10 @@ struct LogicalLine {
     var dropped = false
     var quotedPrintable = false
     var base64Block = false
+    /// The line so far has no `;` or `:`: its name may go on after a fold.
+    var pendingName = false
+    /// The group prefix (`item1`), kept only for X-ABDATE and X-ABLabel.
+    var group: [UInt8] = []
     var endsWithSoftBreak: Bool { bytes.last == 0x3D }
     var valueIsEmpty: Bool { colon.map { $0 == bytes.count - 1 } ?? true }
     private var colon: Int?
@@ -258,9 +303,15 @@ struct LogicalLine {
         dropped = false
         quotedPrintable = false
         base64Block = false
+        pendingName = false
+        if !group.isEmpty { group.removeAll() }
         colon = nil
         name = .other
     }
+
+    /// Longest first piece of a line kept while waiting for the rest of its
+    /// folded name; a longer line without `;` or `:` is no property.
+    static let maxPendingName = 128
 
     mutating func start(_ line: UnsafeBufferPointer<UInt8>, interesting: Bool) {
         active = true
@@ -270,6 +321,12 @@ struct LogicalLine {
         while end < line.count, line[end] != 0x3B, line[end] != 0x3A {
             if line[end] == 0x2E { groupEnd = end + 1 }
             end += 1
+        }
+        if end == line.count, line.count <= LogicalLine.maxPendingName {
+            // No `;` or `:` yet: the name may be folded; decided when the next line comes.
+            pendingName = true
+            bytes.append(contentsOf: line)
+            return
         }
         name = interesting ? PropertyName.classify(UnsafeBufferPointer(rebasing: line[groupEnd..<end])) : .other
         switch name {
@@ -285,6 +342,9 @@ struct LogicalLine {
             base64Block = containsBase64(line, upTo: header)
             dropped = true
         default:
+            if name == .abDate || name == .abLabel, groupEnd > 1 {  // group names ignore case: kept in upper case
+                group.append(contentsOf: line[..<(groupEnd - 1)].lazy.map(asciiUpper))
+            }
             bytes.append(contentsOf: line[groupEnd...])
             colon = findColon()
             let header = colon ?? bytes.count

@@ -23,12 +23,12 @@ public struct SMTPChannel: NotificationChannel {
         self.clock = clock
         scrubber = context.scrubber
         guard let from = Mailbox(options.from) else {
-            throw ChannelSetupError(message: "\(name): from \"\(options.from)\" is not an email address")
+            throw ChannelSetupError(message: "\(name): from \"\(OneLine.escaped(options.from))\" is not an email address")
         }
         self.from = from
         recipients = try options.to.map { text in
             guard let mailbox = Mailbox(text) else {
-                throw ChannelSetupError(message: "\(name): to \"\(text)\" is not an email address")
+                throw ChannelSetupError(message: "\(name): to \"\(OneLine.escaped(text))\" is not an email address")
             }
             return mailbox
         }

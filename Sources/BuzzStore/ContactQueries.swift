@@ -65,6 +65,7 @@ extension BuzzDatabase {
                        first_name
                 FROM contact
                 WHERE decision = 1 AND (bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)'
                 """)
             while let row = try rows.next() {
                 var birthday: Birthday?
@@ -117,8 +118,18 @@ extension BuzzDatabase {
         }
     }
 
-    /// Stores a hand-entered birthday (nil clears it). An undecided contact
-    /// becomes included; a skipped one stays skipped.
+    /// Records "no birthday" by hand: the card's birthday is wrong. Kept across
+    /// re-imports (import never writes `manual_bday`) until `setManualBirthday`.
+    public func clearCardBirthday(for id: String, now: Int64) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE contact SET manual_bday = ?, updated_at = ? WHERE id = ?",
+                           arguments: [ContactColumns.clearedBirthday, now, id])
+        }
+    }
+
+    /// Stores a hand-entered birthday (nil removes the hand entry, a recorded
+    /// "no birthday" too). An undecided contact becomes included; a skipped one
+    /// stays skipped.
     public func setManualBirthday(_ birthday: Birthday?, for id: String, now: Int64) throws {
         try write { db in
             if let birthday {
@@ -144,6 +155,9 @@ enum ContactColumns {
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
         last_request_date, request_channel
         """
+
+    /// `manual_bday` when the user cleared the card's birthday: no birthday, whatever the card says.
+    static let clearedBirthday = "none"
 
     /// The card's birthday from its columns (`bday_calendar` NULL = Gregorian).
     static func cardBirthday(month: Int?, day: Int?, year: Int?, calendar: String?) -> Birthday? {
@@ -173,7 +187,8 @@ enum ContactColumns {
             phones: phones, emails: emails, categories: categories, language: row[15])
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
-                       source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20])
+                       source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20],
+                       birthdayCleared: (row[18] as String?) == clearedBirthday)
     }
 }
 

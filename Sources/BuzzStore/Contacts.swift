@@ -9,6 +9,8 @@ public struct ImportSummary: Sendable, Equatable {
     public var unchanged = 0
     public var removed = 0
     public var skipped = 0
+    /// Group cards (`KIND:group`) left out: they are not people.
+    public var groups = 0
     /// Sources `--prune` left as they were: something unreadable in them may be
     /// one of their contacts (a card without a readable UID, a file with no card).
     public var unpruned: [String] = []
@@ -21,6 +23,7 @@ public struct ImportSummary: Sendable, Equatable {
         lhs.unchanged += rhs.unchanged
         lhs.removed += rhs.removed
         lhs.skipped += rhs.skipped
+        lhs.groups += rhs.groups
         lhs.unpruned += rhs.unpruned
     }
 }
@@ -92,7 +95,22 @@ public final class ImportSession {
     /// Adds one card: its column values are computed here, and the card is
     /// only read (not copied) unless it has to wait for the end of the source.
     public func add(card: borrowing ContactCard) throws {
+        if card.isGroup {
+            try leaveOut(group: card.id)
+            return
+        }
         try add(card: card, columns: CardColumns(card))
+    }
+
+    /// A group card is a list of people, not a person: it is not stored, so no
+    /// list, ask or triage shows it. One that an older import stored as a
+    /// contact is removed now.
+    private func leaveOut(group id: String) throws {
+        summary.groups += 1
+        guard let info = existing[id], info.source == source, !seen.contains(id) else { return }
+        try db.execute(sql: "DELETE FROM contact WHERE id = ? AND source = ?", arguments: [id, source])
+        existing[id] = nil
+        summary.removed += 1
     }
 
     private func add(card: borrowing ContactCard, columns: CardColumns) throws {

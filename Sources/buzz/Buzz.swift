@@ -116,10 +116,11 @@ struct CLIError: Error {
     static func runtime(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
 }
 
+/// One line on stderr, whatever the message quotes (`OneLine.escaped`: DESIGN §4).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("buzz: " + message + "\n").utf8))
+    FileHandle.standardError.write(Data(("buzz: " + OneLine.escaped(message) + "\n").utf8))
 }
 
 func printWarning(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    FileHandle.standardError.write(Data((OneLine.escaped(message) + "\n").utf8))
 }

@@ -40,7 +40,12 @@ struct ChannelWiring {
     }
 
     /// A one-line, secret-free description of where a channel delivers.
+    /// Where a channel delivers, on one line (config values escaped: `OneLine`).
     func target(of config: ChannelConfig) -> String {
+        OneLine.escaped(rawTarget(of: config))
+    }
+
+    private func rawTarget(of config: ChannelConfig) -> String {
         switch config.kind {
         case .console: return "standard output"
         case .dbus(let options): return "desktop notifications (session bus, urgency \(options.urgency.rawValue))"

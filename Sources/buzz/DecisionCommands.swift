@@ -78,12 +78,14 @@ struct SetBirthdayCommand: ParsableCommand {
         let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
             : found.decision == nil ? " (now included)" : ""
         print("\(found.name): birthday set to \(birthday)\(state)")
+        if let note = oldYearNote(birthday, today: context.today) { printWarning("buzz: note: " + note) }
     }
 }
 
 struct ClearBirthdayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "clear-birthday", abstract: "Remove a hand-entered birthday.")
+        commandName: "clear-birthday",
+        abstract: "Remove a hand-entered birthday; on the card's birthday, record \"no birthday\" (kept across re-imports).")
 
     @ParentCommand var root: Buzz
 
@@ -94,22 +96,32 @@ struct ClearBirthdayCommand: ParsableCommand {
         let context = try Context(root.global)
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
-        guard found.manualBirthday != nil else {
-            let cardNote = found.card.birthday.map { "; the card's birthday \($0) stays until the card changes" } ?? ""
-            throw CLIError.request("\(found.name) has no hand-entered birthday\(cardNote)")
+        if found.manualBirthday != nil {
+            // A hand entry goes; the card's birthday (if any) shows again.
+            try runtime { try store.setManualBirthday(nil, for: found.id, now: context.now) }
+            notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
+            print("\(found.name): hand-entered birthday cleared (\(fallback))")
+        } else if let cardBirthday = found.card.birthday {
+            // DESIGN §3: the card's date is wrong: "no birthday", until one is entered by hand.
+            if !found.birthdayCleared {
+                try runtime { try store.clearCardBirthday(for: found.id, now: context.now) }
+                notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            }
+            print("\(found.name): the card's birthday \(cardBirthday) is cleared; no birthday on file, also after "
+                  + "re-imports (buzz set-birthday enters one)")
+        } else {
+            throw CLIError.request("\(found.name) has no birthday to clear")
         }
-        try runtime { try store.setManualBirthday(nil, for: found.id, now: context.now) }
-        notifyRunningDaemon(dataDirectory: context.dataDirectory)
-        let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
-        print("\(found.name): hand-entered birthday cleared (\(fallback))")
     }
 }
 
 /// A birthday typed by the user (`set-birthday`, `triage`): `MM-DD`, `--MM-DD` or
 /// `YYYY-MM-DD`, a day that exists, not in the future.
 ///
-/// Year 1604 or 0000 means "year unknown", as on an imported card (Apple's
-/// convention); a year more than 130 years back is taken for a typo.
+/// A placeholder year (1604, 0000, 1900: `Birthday.placeholderYears`) means
+/// "year unknown", as on an imported card. Any real past date is accepted, as
+/// import accepts it (DESIGN §3); a very old year gets `oldYearNote`.
 func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
     let placeholder = text.count == 10 && text.dropFirst(4).hasPrefix("-")
         && Int(text.prefix(4)).map(Birthday.placeholderYears.contains) == true
@@ -120,8 +132,12 @@ func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
     if let born = birthday.dateOfBirth, born > today {
         throw CLIError.request("\(text) is in the future (today is \(today))")
     }
-    if let year = birthday.year, year < today.year - 130 {
-        throw CLIError.request("\(text): the year \(year) is more than 130 years ago; give MM-DD if the year is unknown")
-    }
     return birthday
+}
+
+/// A note (not a refusal) for a year of birth more than 130 years back: maybe a
+/// typo, maybe a placeholder for "year unknown" that is not one of ours.
+func oldYearNote(_ birthday: Birthday, today: LocalDate) -> String? {
+    guard let year = birthday.year, year < today.year - 130 else { return nil }
+    return "the year \(year) is more than 130 years ago; if the year is unknown, enter MM-DD instead"
 }

@@ -16,10 +16,10 @@ struct DoctorCommand: AsyncParsableCommand {
         let context = try Context(root.global)
         let wiring = ChannelWiring(context: context)
         var problems = 0
-        func ok(_ text: String) { print("ok    " + text) }
-        func warn(_ text: String) { print("warn  " + text) }
+        func ok(_ text: String) { print("ok    " + OneLine.escaped(text)) }
+        func warn(_ text: String) { print("warn  " + OneLine.escaped(text)) }
         func fail(_ text: String) {
-            print("FAIL  " + wiring.scrubber.scrub(text))
+            print("FAIL  " + OneLine.escaped(wiring.scrubber.scrub(text)))
             problems += 1
         }
 

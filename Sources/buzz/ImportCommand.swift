@@ -74,7 +74,8 @@ struct ImportCommand: ParsableCommand {
         }
         let names = sources.count <= 3 ? sources.map(\.displayName).joined(separator: ", ") : "\(sources.count) sources"
         print("imported \(names): \(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged, "
-              + "\(summary.removed) removed, \(summary.skipped) skipped")
+              + "\(summary.removed) removed, \(summary.skipped) skipped"
+              + (summary.groups > 0 ? ", \(summary.groups) group card(s) left out (not people)" : ""))
     }
 }
 

@@ -53,6 +53,9 @@ struct ListCommand: ParsableCommand {
         row.add("section", entry.section.rawValue)
         row.add("age", entry.next?.age)
         row.add("buzzed", entry.contact.decision.map { $0 == .include })
+        // The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
+        // when no birthday counts. null otherwise.
+        row.add("birthday_note", Self.birthdayNote(entry.contact))
         if missing {
             row.add("last_request_date", entry.contact.lastRequestDate)
             row.add("request_channel", entry.contact.requestChannel)
@@ -97,8 +100,16 @@ struct ListCommand: ParsableCommand {
         if entry.next == nil, let asked = contact.lastRequestDate {
             parts.append("asked \(asked)" + (contact.requestChannel.map { " by \($0)" } ?? ""))
         }
-        if contact.birthday == nil, let text = contact.card.birthdayText { parts.append("note: \(text)") }
+        if let text = Self.birthdayNote(contact) { parts.append("note: \(text)") }
+        if contact.birthdayCleared, contact.manualBirthday == nil, let card = contact.card.birthday {
+            parts.append("(the card's \(card) cleared)")
+        }
         return parts.joined(separator: "  ")
+    }
+
+    /// The card's text BDAY when no birthday counts (the table's `note:`, JSON's `birthday_note`).
+    static func birthdayNote(_ contact: Contact) -> String? {
+        contact.birthday == nil ? contact.card.birthdayText : nil
     }
 }
 

@@ -44,7 +44,7 @@ struct OutboxCommand: ParsableCommand {
         for row in rows {
             var line = "\(padRight(row.state.rawValue, 9)) \(padRight(row.channel, 12)) \(row.eventID)"
             if let next = row.nextAttemptAt, row.state == .retrying { line += "  next try \(context.clock.iso8601(next))" }
-            if let error = row.lastError { line += "  — \(error)" }
+            if let error = row.lastError { line += "  — " + OneLine.escaped(error) }
             print(line)
         }
     }

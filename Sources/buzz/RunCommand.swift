@@ -84,7 +84,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             level = parsed
         }
-        var logger = Logger(label: "birthdaybuzz") { label in StreamLogHandler.standardError(label: label) }
+        var logger = Logger(label: "birthdaybuzz") { label in OneLineLogHandler(StreamLogHandler.standardError(label: label)) }
         logger.logLevel = level
         return logger
     }

@@ -81,7 +81,7 @@ extension DispatchReport {
         for delivery in deliveries {
             let status = dryRun && delivery.status == .pending ? "would send" : delivery.status.rawValue
             lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(delivery.id)"
-                         + (delivery.error.map { " — \($0)" } ?? ""))
+                         + (delivery.error.map { " — " + OneLine.escaped($0) } ?? ""))
         }
         if dryRun {
             lines.append("dry run: \(due) due; nothing sent or recorded")

@@ -61,6 +61,7 @@ struct TriageCommand: AsyncParsableCommand {
                     guard let date else { continue }
                     try runtime { try store.setManualBirthday(date, for: contact.id, now: context.now) }
                     print("  birthday set to \(date); included")
+                    if let note = oldYearNote(date, today: context.today) { print("  note: " + note) }
                     included += 1
                 case "a", "ask":
                     guard let flow, contact.birthday == nil else {

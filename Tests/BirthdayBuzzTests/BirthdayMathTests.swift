@@ -148,6 +148,44 @@ import Testing
         #expect(years == [2027, 2028, 2029, 2030], "\(years)")
     }
 
+    /// Issue 10 point 14: born in a Chinese leap month (2020-06-01 = 10th day of
+    /// the leap 4th month of 2020), the birthday recurs in the ordinary 4th month,
+    /// which comes before the leap one: the age is still the count of years.
+    @Test func chineseLeapMonthBirthdayAgeIsNotOneLow() throws {
+        var cal = Calendar(identifier: .chinese)
+        cal.timeZone = TimeZone(secondsFromGMT: 0)!
+        let born = cal.dateComponents([.month, .day, .isLeapMonth], from: try #require(Self.date("2020-06-01").utcMidnight))
+        #expect(born.month == 4 && born.day == 10 && born.isLeapMonth == true, "\(born)")
+        let birthday = try #require(Birthday(month: 6, day: 1, year: 2020, calendar: .chinese))
+        var start = Self.date("2021-01-01")
+        var ages: [Int?] = []
+        for _ in 0..<6 {
+            let next = birthday.nextOccurrence(onOrAfter: start, feb29: .feb28)
+            let parts = cal.dateComponents([.month, .day], from: try #require(next.date.utcMidnight))
+            #expect(parts.month == 4 && parts.day == 10, "\(next.date) is \(parts)")
+            ages.append(next.age)
+            start = next.date.adding(days: 1)
+        }
+        #expect(ages == [1, 2, 3, 4, 5, 6])
+        // Born on the 30th of a 30-day month, in a year whose month has 29 days the
+        // birthday is on the 29th: still a full year older (Hebrew, Islamic, Persian too).
+        for kind in [BirthdayCalendar.hebrew, .chinese, .islamicUmmAlQura, .persian] {
+            var calendar = Calendar(identifier: kind.foundationIdentifier)
+            calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+            var day = Self.date("1990-01-01")
+            for _ in 0..<400 {  // every date of birth over a year: the age is the difference of calendar years
+                let birth = try #require(Birthday(month: day.month, day: day.day, year: day.year, calendar: kind))
+                let next = birth.nextOccurrence(onOrAfter: Self.date("2027-01-01"), feb29: .feb28)
+                func year(_ date: LocalDate) throws -> Int {
+                    let parts = calendar.dateComponents([.era, .year], from: try #require(date.utcMidnight))
+                    return kind == .chinese ? (parts.era! * 60 + parts.year!) : parts.year!
+                }
+                #expect(next.age == (try year(next.date) - year(day)), "\(kind) born \(day), next \(next.date)")
+                day = day.adding(days: 1)
+            }
+        }
+    }
+
     @Test(arguments: [BirthdayCalendar.hebrew, .chinese, .islamicUmmAlQura, .persian])
     func nonGregorianRecursOnSameMonthAndDay(_ kind: BirthdayCalendar) throws {
         var cal = Calendar(identifier: kind.foundationIdentifier)

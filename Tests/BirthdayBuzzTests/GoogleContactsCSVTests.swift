@@ -128,6 +128,19 @@ import Testing
         #expect(cards[1].firstName == "Okonkwo-Lee")
     }
 
+    /// Issue 10 point 13: names drop BiDi override and isolate controls, as vCards do.
+    @Test func bidiControlsAreStrippedFromNames() throws {
+        let text = [
+            Self.newHeader,
+            Self.newRow(["First Name": "\u{202E}Eve", "Last Name": "Ev\u{2066}il\u{2069}", "Birthday": "1900-04-01"]),
+        ].joined(separator: "\n")
+        let card = try #require(try Self.cards(text).first)
+        #expect(card.name == "Eve Evil")
+        #expect(card.firstName == "Eve")
+        // khard's placeholder year 1900 reads as no year here too (one Birthday.placeholderYears).
+        #expect(card.birthday == Birthday(month: 4, day: 1))
+    }
+
     @Test func quotedFieldWithCommaNewlineAndQuote() throws {
         let text = Self.newHeader + "\n"
             + Self.newRow(["First Name": "\"Ansel, \"\"Ace\"\"\n\tJunior\"", "Last Name": "Varga",

@@ -29,6 +29,11 @@ func card(bday line: String) -> ContactCard? {
         ("BDAY;X-APPLE-OMIT-YEAR=1604:1604-03-15", "--03-15"),
         ("BDAY:1604-03-15", "--03-15"),
         ("BDAY:16040101", "--01-01"),
+        // khard's "year unknown" (issue 10 point 15), like 1604 and 0000.
+        ("BDAY:1900-10-11", "--10-11"),
+        ("BDAY:19001011", "--10-11"),
+        ("BDAY:0000-10-11", "--10-11"),
+        ("BDAY:1901-10-11", "1901-10-11"),
         ("BDAY;X-APPLE-OMIT-YEAR=1604:1604-02-29", "--02-29"),
         ("BDAY:--0229", "--02-29"),
         ("bday:1990-03-15", "1990-03-15"),
@@ -66,7 +71,7 @@ func card(bday line: String) -> ContactCard? {
         #expect(parsed.birthdayText == "circa 1800")
     }
 
-    @Test(arguments: ["BDAY:1990-02-30", "BDAY:1990-13-01", "BDAY:1900-02-29", "BDAY:--0230", "BDAY:tomorrow",
+    @Test(arguments: ["BDAY:1990-02-30", "BDAY:1990-13-01", "BDAY:1901-02-29", "BDAY:--0230", "BDAY:tomorrow",
                       "BDAY:1990-03", "BDAY;CALSCALE=klingon:19900101"])
     func impossibleDatesAreReportedAndTheCardKept(_ line: String) throws {
         let entries = readCards("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:urn:uuid:1\r\nFN:Bad Date\r\n\(line)\r\nEND:VCARD\r\n")
@@ -359,5 +364,129 @@ func card(bday line: String) -> ContactCard? {
         #expect(entries.count == 2)
         if case .skipped(let problem) = entries.first { #expect(problem.message.contains("longer")) } else { Issue.record("not skipped") }
         if case .card(let c, _) = entries.last { #expect(c.name == "Small") } else { Issue.record("small lost") }
+    }
+
+    // MARK: - Issue 10, points 13 and 15
+
+    /// Reads `text` fed in chunks of `chunk` bytes (the reader's carry-over path).
+    private func chunked(_ text: String, chunk: Int, reader: VCardReader = VCardReader()) -> [ImportEntry] {
+        var reader = reader
+        var entries: [ImportEntry] = []
+        let bytes = Array(text.utf8)
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + chunk, bytes.count)
+            bytes[start..<end].withUnsafeBytes { reader.feed($0) { entries.append($0) } }
+            start = end
+        }
+        reader.finish { entries.append($0) }
+        return entries
+    }
+
+    /// Radicale rewrites cards through vobject, which never folds PHOTO: a photo
+    /// on one line over the line bound must not drop the contact, whatever came
+    /// before it (the bound is checked against the property the line belongs to).
+    @Test func photoOnOneLineOverTheBoundKeepsTheContact() throws {
+        let photo = String(repeating: "QUJDRA==", count: (1 << 20) / 8 + 4_096)  // > 1 MiB, one line
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:p1\r\nFN:Pia Photo\r\nPHOTO;ENCODING=b;TYPE=JPEG:\(photo)\r\n"
+            + "BDAY:1980-05-21\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:p2\r\nPHOTO;ENCODING=b;TYPE=JPEG:\(photo)\r\nFN:Next\r\n"
+            + "NOTE:\(photo)\r\nEND:VCARD\r\n"
+        for chunk in [1 << 16, 1 << 22] {
+            let entries = chunked(text, chunk: chunk)
+            let kept = entries.compactMap { if case .card(let c, _) = $0 { return c } else { return nil } }
+            #expect(kept.map(\.name) == ["Pia Photo", "Next"], "chunk \(chunk): \(entries)")
+            #expect(kept.first?.birthday?.description == "1980-05-21")
+        }
+        // A kept property over the bound still skips its card (the bound protects memory).
+        var small = VCardReader(maxLineBytes: 100, maxCardBytes: 10_000)
+        small.today = nil
+        let long = "BEGIN:VCARD\nFN:A\nPHOTO:\(String(repeating: "p", count: 500))\nFN:\(String(repeating: "f", count: 500))\nEND:VCARD\n"
+        let entries = chunked(long, chunk: 64, reader: small)
+        guard case .skipped(let problem) = try #require(entries.first) else { Issue.record("kept"); return }
+        #expect(problem.message.contains("longer than 100"))
+    }
+
+    /// RFC 6350 §3.2 allows a fold anywhere, also inside the name.
+    @Test(arguments: ["BD\r\n AY:1971-10-11", "B\r\n DAY\r\n :1971-10-11", "BDAY\r\n ;VALUE=date:1971-10-11",
+                      "item1.BD\r\n\tAY:1971-10-11", "bd\n ay:19711011"])
+    func foldInsideThePropertyName(_ line: String) throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:f1\r\nF\r\n N:Folded Name\r\n\(line)\r\nEND:VCARD\r\n"
+        for chunk in [1, 3, 1_000] {
+            let kept = chunked(text, chunk: chunk).compactMap { if case .card(let c, _) = $0 { return c } else { return nil } }
+            #expect(kept.first?.name == "Folded Name", "\(chunk)")
+            #expect(kept.first?.birthday?.description == "1971-10-11", "\(chunk)")
+        }
+        // A folded BEGIN and END still open and close the card.
+        let wrapped = cards("BEG\r\n IN:VCARD\r\nFN:W\r\nBDAY:--0101\r\nEN\r\n D:VCARD\r\n")
+        #expect(wrapped.map(\.name) == ["W"])
+    }
+
+    @Test func groupCardsAreMarkedAsGroups() throws {
+        let text = """
+            BEGIN:VCARD
+            VERSION:4.0
+            UID:g1
+            KIND:group
+            FN:Family
+            MEMBER:urn:uuid:p1
+            END:VCARD
+            BEGIN:VCARD
+            VERSION:3.0
+            UID:g2
+            X-ADDRESSBOOKSERVER-KIND:GROUP
+            FN:Book Club
+            END:VCARD
+            BEGIN:VCARD
+            VERSION:4.0
+            UID:p1
+            kind:individual
+            FN:Person
+            END:VCARD
+            BEGIN:VCARD
+            VERSION:3.0
+            UID:p2
+            FN:Plain
+            END:VCARD
+
+            """
+        let parsed = cards(text)
+        #expect(parsed.map(\.isGroup) == [true, true, false, false])
+    }
+
+    /// Apple's anniversary: `itemN.X-ABDATE` whose `itemN.X-ABLabel` is `_$!<Anniversary>!$_`,
+    /// the label before or after the date; other labelled dates are not anniversaries.
+    @Test func appleAnniversaryIsRead() throws {
+        func anniversary(_ lines: [String]) throws -> String? {
+            let text = (["BEGIN:VCARD", "VERSION:3.0", "FN:Apple"] + lines + ["END:VCARD", ""]).joined(separator: "\r\n")
+            return try #require(cards(text).first).anniversary?.description
+        }
+        #expect(try anniversary(["item1.X-ABDATE:1975-03-01", "item1.X-ABLabel:_$!<Anniversary>!$_"]) == "1975-03-01")
+        #expect(try anniversary(["item2.X-ABLabel:_$!<Anniversary>!$_", "item1.X-ABDATE:2000-01-01",
+                                 "item1.X-ABLabel:_$!<Other>!$_", "ITEM2.X-ABDATE;type=pref:2004-06-12"]) == "2004-06-12")
+        #expect(try anniversary(["item3.X-ABDATE;X-APPLE-OMIT-YEAR=1604:1604-06-12",
+                                 "item3.X-ABLabel:_$!<anniversary>!$_"]) == "--06-12")
+        #expect(try anniversary(["item1.X-ABDATE:1975-03-01", "item1.X-ABLabel:Wedding"]) == nil)
+        #expect(try anniversary(["X-ABDATE:1975-03-01", "X-ABLabel:_$!<Anniversary>!$_"]) == nil)
+        // The standard property wins.
+        #expect(try anniversary(["ANNIVERSARY:1990-09-09", "item1.X-ABDATE:1975-03-01",
+                                 "item1.X-ABLabel:_$!<Anniversary>!$_"]) == "1990-09-09")
+    }
+
+    /// BiDi overrides and isolates would reorder what is shown around a name.
+    @Test func bidiControlsAreStrippedFromNames() throws {
+        let controls = ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}",
+                        "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}"]
+        for control in controls {
+            let text = "BEGIN:VCARD\nFN:\(control)Eve\(control) Evil\(control)\nN:Evil\(control);Eve;;;\nEND:VCARD\n"
+            let parsed = try #require(cards(text).first)
+            #expect(parsed.name == "Eve Evil", "U+\(String(control.unicodeScalars.first!.value, radix: 16))")
+            #expect(parsed.firstName == "Eve")
+        }
+        let fromN = try #require(cards("BEGIN:VCARD\nN:Do\u{202E}e;Jo\u{2067}hn;;;\nEND:VCARD\n").first)
+        #expect(fromN.name == "John Doe")
+        // Other right-to-left text stays as it is.
+        #expect(try #require(cards("BEGIN:VCARD\nFN:\u{5D3}\u{5E0}\u{5D4} \u{200F}x\nEND:VCARD\n").first).name
+                == "\u{5D3}\u{5E0}\u{5D4} \u{200F}x")
     }
 }

@@ -134,4 +134,37 @@ import Testing
         #expect(rows.map { $0["id"] } == [.string("t/2/2027-05-05"), .string("t/0/2027-05-05")])
         #expect(rows.map { $0["fire_at"] } == [.string("2027-05-03T07:30:00+09:00"), .string("2027-05-05T07:30:00+09:00")])
     }
+
+    /// Issue 10 point 13: every error stays one line, also when it quotes a
+    /// config value with CR/LF in it (here an smtp `to`): `send`, `channels`,
+    /// `doctor` and `channels test` show the break escaped, as TOML writes it.
+    @Test func aValueWithALineBreakStaysOnOneLine() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.mail]
+            type = "smtp"
+            host = "127.0.0.1"
+            security = "none"
+            from = "me@example.org"
+            to = "you@example.org\\r\\nBcc: x@example.org"
+            [reminders]
+            channels = ["mail"]
+
+            """)
+        let send = try await sandbox.run(["send", "hi"])
+        #expect(send.status == 1, "\(send)")
+        #expect(send.stderrLines.count == 1, "\(send)")
+        #expect(send.stderr.contains(#"to "you@example.org\r\nBcc: x@example.org" is not an email address"#), "\(send)")
+        let test = try await sandbox.run(["channels", "test", "mail"])
+        #expect(test.stderrLines.count == 1, "\(test)")
+        let channels = try await sandbox.run(["channels"])
+        #expect(channels.status == 0, "\(channels)")
+        #expect(channels.stdout.split(separator: "\n").count == 4, "three channels and the footer: \(channels)")
+        #expect(channels.stdout.contains(#"you@example.org\r\nBcc"#), "\(channels)")
+        let doctor = try await sandbox.run(["doctor"])
+        #expect(doctor.stdout.split(separator: "\n").allSatisfy { line in
+            ["ok ", "warn", "FAIL", "skip", "1 problem"].contains { line.hasPrefix($0) }
+        }, "\(doctor)")
+    }
+
 }

@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test(arguments: ["2027-06-02", "2099-01-01", "02-30", "2023-02-29", "13-01", "00-10", "1990-3-5",
-                      "1990-04-31", "tomorrow", "0229", "12-32", "0001-01-01", "1850-05-05"])
+                      "1990-04-31", "tomorrow", "0229", "12-32", "0000-02-30", "1900-02-30"])
     func impossibleOrFutureBirthdayExitsTwo(date: String) async throws {
         let sandbox = try await people()
         let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
@@ -81,7 +81,8 @@ import Testing
     }
 
     @Test(arguments: [("02-29", "--02-29"), ("2027-06-01", "2027-06-01"), ("2024-02-29", "2024-02-29"), ("12-31", "--12-31"),
-                      ("1604-04-12", "--04-12"), ("0000-02-29", "--02-29"), ("1897-06-01", "1897-06-01")])
+                      ("1604-04-12", "--04-12"), ("0000-02-29", "--02-29"), ("1897-06-01", "1897-06-01"),
+                      ("1900-10-11", "--10-11")])
     func validBirthdayOnAnUndecidedContactIncludesIt(date: String, stored: String) async throws {
         let sandbox = try await people()
         let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
@@ -126,9 +127,93 @@ import Testing
         gus = try await sandbox.listAll()["u-gus"]
         #expect(gus?["birthday"] == .string("1950-10-10"))
         #expect(gus?["buzzed"] == .bool(true))
-        // Nothing hand-entered left to clear.
+        // Now the card's birthday is the one cleared (DESIGN §3).
         let again = try await sandbox.run(["clear-birthday", "gus"])
-        #expect(again.status == 2, "\(again)")
+        #expect(again.status == 0, "\(again)")
+        #expect(try await sandbox.listAll()["u-gus"]?["birthday"] == .null)
+    }
+
+    /// Issue 10 point 14: `clear-birthday` on a card's birthday records "no
+    /// birthday" (the card's date is wrong), which survives re-import, also of a
+    /// changed card; `set-birthday` then wins, and clearing that shows the card's again.
+    @Test func clearingTheCardsBirthdayRecordsNoBirthdayAcrossReimport() async throws {
+        let sandbox = try await people()
+        let cleared = try await sandbox.run(["clear-birthday", "gus"])
+        #expect(cleared.status == 0, "\(cleared)")
+        #expect(cleared.stdout.contains("1950-10-10"), "\(cleared)")
+        func gus() async throws -> JSONRow? { try await sandbox.listAll()["u-gus"] }
+        #expect(try await gus()?["birthday"] == .null)
+        #expect(try await gus()?["section"] == .string("missing"))
+        #expect(try await gus()?["buzzed"] == .bool(true), "the decision stays")
+        let upcoming = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-01-15", "--days", "400"])
+        #expect(!upcoming.contains { $0["contact_id"] == .string("u-gus") }, "\(upcoming)")
+        let missing = try await sandbox.jsonRows(["list", "--missing", "--json", "--now", "2027-01-15"])
+        #expect(missing.contains { $0["contact_id"] == .string("u-gus") }, "\(missing)")
+        // Twice is fine.
+        #expect(try await sandbox.run(["clear-birthday", "gus"]).status == 0)
+
+        // Re-import: the same card, then a changed one.
+        let file = sandbox.root + "/people.vcf"
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        #expect(try await gus()?["birthday"] == .null)
+        try sandbox.write("people.vcf", VCard.card(uid: "u-gus", name: "Gus Grey", bday: "1950-10-11"))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        #expect(try await gus()?["birthday"] == .null)
+
+        // A hand-entered birthday wins; clearing it shows the card's again.
+        #expect(try await sandbox.run(["set-birthday", "gus", "1951-01-02"]).status == 0)
+        #expect(try await gus()?["birthday"] == .string("1951-01-02"))
+        #expect(try await sandbox.run(["clear-birthday", "gus"]).status == 0)
+        #expect(try await gus()?["birthday"] == .string("1950-10-11"))
+    }
+
+    @Test func clearingWithNoBirthdayAtAllExitsTwo() async throws {
+        let sandbox = try await people()
+        let result = try await sandbox.run(["clear-birthday", "dan"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains("Dan Dane has no birthday to clear"), "\(result)")
+        #expect(result.stderrLines.count == 1, "\(result)")
+    }
+
+    /// Issue 10 point 14: `set-birthday` takes every real past date import takes;
+    /// a year more than 130 years back gets a note, not a refusal.
+    @Test(arguments: ["0001-01-01", "1850-05-05", "1896-06-01"])
+    func everyPastDateImportTakesIsTaken(date: String) async throws {
+        let sandbox = try await people()
+        let file = try sandbox.write("old.vcf", VCard.card(uid: "u-old", name: "Olga Old", bday: date))
+        let imported = try await sandbox.run(["import", file, "--now", "2027-06-01"])
+        #expect(imported.status == 0 && imported.stderr.isEmpty, "\(imported)")
+        #expect(try await sandbox.listAll()["u-old"]?["birthday"] == .string(date))
+
+        let result = try await sandbox.run(["set-birthday", "anna", date, "--now", "2027-06-01"])
+        #expect(result.status == 0, "\(result)")
+        #expect(try await sandbox.listAll()["u-anna"]?["birthday"] == .string(date))
+        #expect(result.stderrLines.count == 1, "\(result)")
+        #expect(result.stderr.contains("note:") && result.stderr.contains("more than 130 years ago"), "\(result)")
+    }
+
+    /// Issue 10 point 14: a CONTACT argument that is an exact contact id means that
+    /// contact, before any name match (here another contact is named exactly so).
+    @Test(arguments: [["include", "ann"], ["skip", "ann"], ["set-birthday", "ann", "01-02"], ["clear-birthday", "ann"],
+                      ["ask", "ann", "--dry-run"]])
+    func exactIdWinsOverAName(arguments: [String]) async throws {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("ids.vcf", [
+            VCard.card(uid: "ann", name: "Zed Zulu", bday: "1970-01-01"),
+            VCard.card(uid: "u-2", name: "Ann"),
+            VCard.card(uid: "u-3", name: "Annabel Ann"),
+        ].joined())
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        if arguments[0] == "ask" { #expect(try await sandbox.run(["clear-birthday", "ann"]).status == 0) }
+        let before = try await sandbox.listAll()
+        let result = try await sandbox.run(arguments)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("Zed Zulu") || result.stderr.contains("Zed Zulu"), "\(result)")
+        let after = try await sandbox.listAll()
+        for id in ["u-2", "u-3"] {  // the contacts named Ann are untouched
+            #expect(after[id]?["buzzed"] == before[id]?["buzzed"], "\(id)")
+            #expect(after[id]?["birthday"] == before[id]?["birthday"], "\(id)")
+        }
     }
 
     @Test func clearBirthdayLeavesAContactWithoutOneMissing() async throws {

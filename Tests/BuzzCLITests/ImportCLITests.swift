@@ -304,6 +304,42 @@ import Testing
         #expect(all["qp-2"]?["name"] == .string("Renée Roux"))
         #expect(all["qp-2"]?["birthday"] == .string("1970-01-01"))
     }
+
+    /// Issue 10 point 15: group cards (`KIND:group`, Apple's
+    /// `X-ADDRESSBOOKSERVER-KIND:group`) are not people: import leaves them out
+    /// (counted), so no list, `--missing`, ask or triage shows them; one an
+    /// older import stored as a person is removed when its source is read again.
+    @Test func groupCardsAreLeftOut() async throws {
+        let sandbox = try Sandbox()
+        let person = VCard.card(uid: "p-1", name: "Paula Person")
+        let file = try sandbox.write("book.vcf", person
+                                     + VCard.card(uid: "g-1", name: "Family", extra: ["KIND:group", "MEMBER:urn:uuid:p-1"],
+                                                  version: "4.0")
+                                     + VCard.card(uid: "g-2", name: "Book Club", extra: ["X-ADDRESSBOOKSERVER-KIND:group"]))
+        let (result, counts) = try await importing(sandbox, [file])
+        #expect(result.status == 0, "\(result)")
+        #expect(counts == ImportCounts(added: 1), "\(result)")
+        #expect(result.stdout.contains("2 group card(s) left out"), "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(try await sandbox.listAll().keys.sorted() == ["p-1"])
+        let missing = try await sandbox.run(["list", "--missing", "--all", "--json", "--now", "2027-01-15"])
+        #expect(!missing.stdout.contains("Family") && !missing.stdout.contains("Book Club"), "\(missing)")
+        let ask = try await sandbox.run(["ask", "Family", "--dry-run", "--now", "2027-01-15"])
+        #expect(ask.status == 2, "\(ask)")
+        #expect(ask.stderr.contains("no contact matches \"Family\""), "\(ask)")
+        let triage = try await sandbox.run(["triage", "--now", "2027-01-15"], stdin: "q\n")
+        #expect(triage.status == 0, "\(triage)")
+        #expect(!triage.stdout.contains("Family") && !triage.stdout.contains("Book Club"), "\(triage)")
+
+        // Stored as a person by an import before groups were told apart: removed on the next import.
+        let old = try sandbox.write("old.vcf", VCard.card(uid: "g-3", name: "Neighbours"))
+        #expect(try await importing(sandbox, [old]).1 == ImportCounts(added: 1))
+        try sandbox.write("old.vcf", VCard.card(uid: "g-3", name: "Neighbours", extra: ["KIND:group"]))
+        let (again, againCounts) = try await importing(sandbox, [old])
+        #expect(againCounts == ImportCounts(removed: 1), "\(again)")
+        #expect(try await sandbox.listAll()["g-3"] == nil)
+    }
+
 }
 
 /// A broken card and a readable one with the same UID in one file.

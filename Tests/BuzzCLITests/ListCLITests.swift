@@ -22,7 +22,8 @@ import Testing
     @Test func feb29WithDefaultConfigIsCelebratedOnFeb28() async throws {
         let sandbox = try await leapling()
         let row = try await onlyRow(sandbox, ["list", "--json", "--now", "2027-02-20"])
-        #expect(row.keys == ["contact_id", "name", "birthday", "next", "days_until", "section", "age", "buzzed"])
+        #expect(row.keys == ["contact_id", "name", "birthday", "next", "days_until", "section", "age", "buzzed",
+                             "birthday_note"])
         #expect(row["contact_id"] == .string("urn:uuid:feb29-lea"))
         #expect(row["name"] == .string("Lea Leapwood"))
         #expect(row["birthday"] == .string("--02-29"))
@@ -148,4 +149,25 @@ import Testing
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains(#""next":"2027-02-28""#), "\(result)")
     }
+
+    /// Issue 10 point 15: `list --json` carries the `VALUE=text` note the table
+    /// shows (`note: circa 1800`), as `birthday_note`; null when a birthday counts.
+    @Test func textBirthdayNoteIsInTheJSON() async throws {
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("text.vcf", VCard.card(uid: "t-1", name: "Tex Text", extra: ["BDAY;VALUE=text:circa 1800"])
+                                     + VCard.card(uid: "t-2", name: "Dora Date", bday: "1990-01-02"))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        let table = try await sandbox.run(["list", "--all", "--now", "2027-01-15"])
+        #expect(table.stdout.contains("note: circa 1800"), "\(table)")
+        let rows = try await sandbox.listAll()
+        #expect(rows["t-1"]?["birthday_note"] == .string("circa 1800"))
+        #expect(rows["t-2"]?["birthday_note"] == .null)
+        let missing = try await sandbox.jsonRows(["list", "--missing", "--json", "--now", "2027-01-15"])
+        #expect(missing.first?["birthday_note"] == .string("circa 1800"), "\(missing)")
+        // With a birthday entered by hand the note no longer shows, in either form.
+        #expect(try await sandbox.run(["set-birthday", "t-1", "1800-06-01"]).status == 0)
+        #expect(try await sandbox.listAll()["t-1"]?["birthday_note"] == .null)
+        #expect(try await !sandbox.run(["list", "--all", "--now", "2027-01-15"]).stdout.contains("circa"))
+    }
+
 }
