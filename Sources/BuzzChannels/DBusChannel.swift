@@ -1,4 +1,7 @@
 public import BirthdayBuzz
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A desktop notification on the session bus: `org.freedesktop.Notifications.Notify` (DESIGN §5).
 ///
@@ -189,5 +192,34 @@ public struct DBusChannel: NotificationChannel {
 
     private static func formatted(seconds: Double) -> String {
         seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+extension DBusChannel {
+    static let notificationsName = "org.freedesktop.Notifications"
+
+    /// Whether desktop notifications can be shown now: a session bus is there
+    /// and a notification server owns `org.freedesktop.Notifications` on it, or
+    /// the bus can start one (a D-Bus activatable server such as dunst or
+    /// notification-daemon). The embedded default route includes `desktop` only
+    /// then: a headless user bus would make every `tick` fail and retry all day.
+    ///
+    /// Blocks up to `timeout` milliseconds per call; no bus socket means no
+    /// libdbus load and an immediate `false`.
+    public static func notificationServerAvailable(environment: [String: String], timeout: Int32 = 1_000) -> Bool {
+        guard DBusConnection.sessionBusAddress(environment: environment, uid: UInt32(getuid())) != nil else { return false }
+        let connection = DBusConnection(environment: environment)
+        func bus(_ member: String, _ arguments: [DBusValue] = []) throws(DBusFailure) -> [DBusValue] {
+            try connection.callBlocking(DBusMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                       interface: "org.freedesktop.DBus", member: member,
+                                                       arguments: arguments), timeout: timeout)
+        }
+        do throws(DBusFailure) {
+            if case .bool(true)? = try bus("NameHasOwner", [.string(notificationsName)]).first { return true }
+            if case .strings(let names)? = try bus("ListActivatableNames").first { return names.contains(notificationsName) }
+            return false
+        } catch {
+            return false
+        }
     }
 }

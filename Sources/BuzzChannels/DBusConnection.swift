@@ -13,6 +13,7 @@ enum DBusValue: Sendable {
     case uint32(UInt32)
     case int32(Int32)
     case byte(UInt8)
+    case bool(Bool)
     /// `as`
     case strings([String])
     /// `a{sv}`, in this order.
@@ -108,6 +109,20 @@ final class DBusConnection: @unchecked Sendable {
             if oncePerConnection { self.memo[key] = reply }
             return reply
         }
+    }
+
+    /// `call`, waiting on the calling thread: for a question asked once before
+    /// anything async runs (whether a notification server is there). Never call
+    /// it from `queue`.
+    func callBlocking(_ call: DBusMethodCall, timeout: Int32) throws(DBusFailure) -> [DBusValue] {
+        let result: Result<[DBusValue], DBusFailure> = queue.sync {
+            Result { () throws(DBusFailure) -> [DBusValue] in
+                let (lib, connection) = try self.openIfNeeded(timeout: timeout)
+                defer { self.discardIncoming() }
+                return try lib.send(call, over: connection, timeout: timeout)
+            }
+        }
+        return try result.get()
     }
 
     /// Closes the connection; a later call opens a new one.
@@ -313,6 +328,9 @@ extension LibDBus {
             ok = dbus_message_iter_append_basic(&iter, CDBus_TYPE_INT32, &number)
         case .byte(var number):
             ok = dbus_message_iter_append_basic(&iter, CDBus_TYPE_BYTE, &number)
+        case .bool(let flag):
+            var value: dbus_bool_t = flag ? 1 : 0
+            ok = dbus_message_iter_append_basic(&iter, CDBus_TYPE_BOOLEAN, &value)
         case .strings(let strings):
             var array = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, CDBus_TYPE_ARRAY, "s", &array) != 0 else { throw .outOfMemory }
@@ -367,6 +385,7 @@ extension LibDBus {
         case .uint32: return "u"
         case .int32: return "i"
         case .byte: return "y"
+        case .bool: return "b"
         case .strings: return "as"
         case .variants: return "a{sv}"
         }
@@ -401,6 +420,10 @@ extension LibDBus {
             var number: UInt8 = 0
             dbus_message_iter_get_basic(&iter, &number)
             return .byte(number)
+        case CDBus_TYPE_BOOLEAN:
+            var flag: UInt32 = 0  // dbus_bool_t
+            dbus_message_iter_get_basic(&iter, &flag)
+            return .bool(flag != 0)
         case CDBus_TYPE_ARRAY where dbus_message_iter_get_element_type(&iter) == CDBus_TYPE_STRING:
             var element = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &element)

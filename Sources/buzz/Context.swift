@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzChannels
 import BuzzStore
 import Foundation
 
@@ -104,22 +105,14 @@ struct Context {
     }
 
     /// The default reminder route: `reminders.channels`, else the embedded
-    /// default — console, plus desktop notifications when a session bus is there.
+    /// default — console, plus desktop notifications when a notification server
+    /// runs on the session bus or the bus can start one. Asked each time (a
+    /// daemon started before login gains `desktop` at its next reload); each
+    /// command asks once.
     var defaultChannels: [String] {
         if let channels = config.reminders.channels { return channels }
-        return sessionBusAvailable ? ["console", "desktop"] : ["console"]
-    }
-
-    /// Whether a D-Bus session bus can be found (DESIGN §5's lookup order).
-    var sessionBusAvailable: Bool {
-        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
-        var candidates: [String] = []
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { candidates.append(runtime + "/bus") }
-        candidates.append("/run/user/\(getuid())/bus")
-        return candidates.contains { path in
-            var info = stat()
-            return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
-        }
+        let desktop = DBusChannel.notificationServerAvailable(environment: environment)
+        return desktop ? ["console", "desktop"] : ["console"]
     }
 
     /// One contact for a CONTACT argument: an id, or a case-insensitive part of a name.

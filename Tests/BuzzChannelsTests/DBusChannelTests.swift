@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 import Testing
 // `ChannelConfig.DBus` has no public initializer yet.
@@ -23,6 +24,33 @@ import Testing
     /// Spaces and line breaks collapsed, so `dbus-send` output can be matched on one line.
     private func flat(_ text: String) -> String {
         text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    // MARK: - The embedded default route
+
+    /// With no config, `desktop` joins the default route only when a notification
+    /// server runs on the session bus (or can be activated): a headless user bus
+    /// must not make every `tick` exit 1 with a delivery that retries all day.
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"), .timeLimit(.minutes(1)))
+    func theDefaultRouteHasDesktopOnlyWhenANotificationServerIsThere() async throws {
+        let bare = try await PrivateBus.start(notificationServer: false)
+        defer { bare.stop() }
+        #expect(!DBusChannel.notificationServerAvailable(environment: bare.environment))
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("c.vcf", VCard.card(uid: "ada", name: "Ada Lovelace", bday: "1990-03-15"))
+        #expect(try await sandbox.run(["import", file, "--now", "2027-03-01"]).status == 0)
+        let headless: [String: String?] = ["DBUS_SESSION_BUS_ADDRESS": bare.address]
+        let upcoming = try await sandbox.run(["upcoming", "--json", "--now", "2027-03-01"], environment: headless)
+        #expect(upcoming.stdout.contains(#""channels":["console"]"#), "\(upcoming)")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T09:30"], environment: headless)
+        #expect(tick.status == 0, "\(tick)")
+
+        let served = try await PrivateBus.start()
+        defer { served.stop() }
+        #expect(DBusChannel.notificationServerAvailable(environment: served.environment))
+        let withServer = try await sandbox.run(["upcoming", "--json", "--now", "2027-03-01"],
+                                               environment: ["DBUS_SESSION_BUS_ADDRESS": served.address])
+        #expect(withServer.stdout.contains(#""channels":["console","desktop"]"#), "\(withServer)")
     }
 
     // MARK: - Against a notification server
