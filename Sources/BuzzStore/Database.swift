@@ -61,6 +61,9 @@ public final class BuzzDatabase: Sendable {
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try BuzzDatabase.migrator.migrate(queue)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            throw StoreError("\(path) is corrupt: \(error.message ?? "database error \(error.resultCode)"); "
+                             + "restore a backup, or move it aside and import again (decisions and the ledger are in it)")
         } catch let error as DatabaseError {
             throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
         }
@@ -227,6 +230,15 @@ public final class BuzzDatabase: Sendable {
             return try queue.read(body)
         } catch let error as DatabaseError {
             throw StoreError("\(path): \(error.message ?? "database error \(error.resultCode)")")
+        }
+    }
+
+    /// What SQLite's `PRAGMA quick_check` finds wrong with the file (empty when
+    /// nothing): a corrupt page, a broken index. `doctor` asks; nothing else pays for it.
+    public func quickCheck() throws -> [String] {
+        try read { db in
+            let lines = try String.fetchAll(db, sql: "PRAGMA quick_check")
+            return lines == ["ok"] ? [] : lines
         }
     }
 

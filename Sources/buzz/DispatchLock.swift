@@ -15,13 +15,35 @@ final class DispatchLock {
         close(descriptor)
     }
 
+    /// Why the lock file of `dataDirectory` cannot be opened, or nil (`doctor`
+    /// asks without creating it).
+    static func problem(dataDirectory: String) -> String? {
+        let path = dataDirectory + "/dispatch.lock"
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd >= 0 {
+            close(fd)
+            return nil
+        }
+        return errno == ENOENT ? nil : openProblem(path: path, errno: errno)
+    }
+
+    /// The one-line reason, with the fix when the file belongs to someone else
+    /// (root's, after `sudo buzz tick`).
+    private static func openProblem(path: String, errno code: Int32) -> String {
+        var text = "\(path): cannot open the dispatch lock (\(String(cString: strerror(code))))"
+        var info = stat()
+        if code == EACCES || code == EPERM, stat(path, &info) == 0, info.st_uid != getuid() {
+            let owner = getpwuid(info.st_uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(info.st_uid)"
+            text += "; it belongs to \(owner) (a `sudo buzz …` run?): remove it with `sudo rm \(path)`, it is made again"
+        }
+        return text
+    }
+
     /// Takes the lock, waiting up to `wait` seconds; nil when another dispatcher kept it.
     static func acquire(dataDirectory: String, wait: Int) throws -> DispatchLock? {
         let path = dataDirectory + "/dispatch.lock"
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw CLIError.runtime("\(path): cannot open the dispatch lock (\(String(cString: strerror(errno))))")
-        }
+        guard fd >= 0 else { throw CLIError.runtime(openProblem(path: path, errno: errno)) }
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return DispatchLock(descriptor: fd) }

@@ -24,7 +24,7 @@ struct DoctorCommand: AsyncParsableCommand {
         }
 
         if context.configFileExists {
-            ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(context.config.general.timeZone.identifier), locale \(context.config.general.locale)")
+            ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(Self.name(of: context.config.general.timeZone)), locale \(context.config.general.locale)")
             var info = stat()
             if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, context.config.holdsInlineSecrets {
                 warn("\(context.configPath) is readable by others and holds a secret inline (a URL query or header value): chmod 600 it, or use url_env / { env = \"…\" }")
@@ -51,15 +51,28 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         } else {
             do {
-                _ = try BuzzDatabase(directory: context.dataDirectory)
-                if info.st_mode & 0o077 != 0 {
-                    warn("data dir \(context.dataDirectory) is open to other users (chmod 700 it)")
+                let store = try BuzzDatabase(directory: context.dataDirectory)
+                var damage: [String]
+                do {
+                    damage = try store.quickCheck()
+                } catch {
+                    damage = ["\(error)".replacingOccurrences(of: store.path + ": ", with: "")]
+                }
+                if !damage.isEmpty {
+                    let more = damage.count > 1 ? " (and \(damage.count - 1) more)" : ""
+                    fail("data dir \(context.dataDirectory): \(store.path) is corrupt: \(damage[0])\(more); "
+                         + "restore a backup, or move it aside and import again (decisions and the ledger are in it)")
                 } else {
-                    ok("data dir \(context.dataDirectory): database opens")
+                    ok("data dir \(context.dataDirectory): database opens and passes quick_check")
                 }
             } catch {
-                fail("data dir \(context.dataDirectory): \(error)")
+                fail("data dir \(context.dataDirectory): \(error)")  // a corrupt header or schema says so itself
             }
+            if info.st_mode & 0o077 != 0 {
+                let mode = String(info.st_mode & 0o777, radix: 8)
+                warn("data dir \(context.dataDirectory) is readable by other users (mode \(mode); it holds your contacts): chmod 700 it")
+            }
+            if let problem = DispatchLock.problem(dataDirectory: context.dataDirectory) { fail(problem) }
         }
 
         // Every configured channel, and the built-ins that a route uses.
@@ -94,6 +107,11 @@ struct DoctorCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         print("all good")
+    }
+
+    /// A zone as users write it: Foundation calls UTC "GMT".
+    static func name(of zone: TimeZone) -> String {
+        zone.identifier == "GMT" && zone.secondsFromGMT() == 0 ? "UTC" : zone.identifier
     }
 
 }

@@ -101,6 +101,74 @@ import Testing
         }
     }
 
+    /// `doctor` says a corrupt store is corrupt (quick_check), shows UTC as UTC
+    /// and warns about a data dir other users can read.
+    @Test func doctorFindsACorruptStoreAndAnOpenDataDir() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")
+        chmod(sandbox.configPath, 0o600)
+        let cards = (0..<400).map { VCard.card(uid: "u\($0)", name: "Person Number \($0)", bday: "1990-03-15") }.joined()
+        #expect(try await sandbox.run(["import", try sandbox.write("c.vcf", cards)]).status == 0)
+        let healthy = try await sandbox.run(["doctor"])
+        #expect(healthy.status == 0, "\(healthy)")
+        #expect(healthy.stdout.contains("time zone UTC,"), "\(healthy)")
+        #expect(healthy.stdout.contains("passes quick_check"), "\(healthy)")
+
+        chmod(sandbox.dataDir, 0o755)
+        let open = try await sandbox.run(["doctor"])
+        #expect(open.stdout.contains("warn  data dir \(sandbox.dataDir) is readable by other users (mode 755"), "\(open)")
+        chmod(sandbox.dataDir, 0o700)
+
+        // Garbage over the last pages (contact rows and indexes): either the
+        // database no longer opens or quick_check finds it; before, `doctor`
+        // said "all good" for damage the open did not touch.
+        let database = sandbox.dataDir + "/buzz.sqlite"
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: database))
+        let size = try handle.seekToEnd()
+        #expect(size > 8 * 4096)
+        try handle.seek(toOffset: size - 3 * 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+        let corrupt = try await sandbox.run(["doctor"])
+        #expect(corrupt.status == 1, "\(corrupt)")
+        #expect(corrupt.stdout.contains("is corrupt:"), "\(corrupt)")
+        #expect(!corrupt.stdout.contains("all good"), "\(corrupt)")
+    }
+
+    /// A `dispatch.lock` left by `sudo buzz tick` (root's, mode 600): `doctor`
+    /// and `tick` name it and say how to fix it. Needs root to make the file
+    /// and `setpriv` to run buzz as another user.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to leave a lock another user cannot open"))
+    func doctorReportsADispatchLockItCannotOpen() async throws {
+        let sandbox = try Sandbox()
+        #expect(try await sandbox.run(["--config", "/dev/null", "tick"]).status == 0)
+        let binary = try #require(BuzzBinary.path)
+        chmod(sandbox.root, 0o755)
+        let nobody = try #require(getpwnam("nobody")).pointee
+        for path in [sandbox.dataDir, sandbox.dataDir + "/buzz.sqlite"] { chown(path, nobody.pw_uid, nobody.pw_gid) }
+        for sidecar in ["-wal", "-shm"] { chown(sandbox.dataDir + "/buzz.sqlite" + sidecar, nobody.pw_uid, nobody.pw_gid) }
+        let lock = sandbox.dataDir + "/dispatch.lock"
+        chown(lock, 0, 0)
+        chmod(lock, 0o600)
+        for command in ["doctor", "tick"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(nobody.pw_uid)", "--regid=\(nobody.pw_gid)", "--clear-groups",
+                                 binary, "--data-dir", sandbox.dataDir, "--config", "/dev/null", command]
+            process.environment = ["HOME": sandbox.root, "PATH": "/usr/bin:/bin"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "\(command): \(text)")
+            #expect(text.contains("\(lock): cannot open the dispatch lock (Permission denied); it belongs to root"), "\(command): \(text)")
+            #expect(text.contains("sudo rm \(lock)"), "\(command): \(text)")
+        }
+    }
+
     @Test func anEmptyDataDirIsAUsageError() async throws {
         let sandbox = try Sandbox()
         let result = try await sandbox.run(["--data-dir", "", "list"], dataDir: false)
