@@ -39,6 +39,8 @@ public struct WebhookChannel: NotificationChannel {
         for header in options.headers {
             switch header.value {
             case .literal(let value):
+                // An inline value (`X-Api-Key = "…"`) is as secret as one read from the environment.
+                context.scrubber.register(value)
                 resolved.append((header.name, value))
             case .environment(let variable):
                 guard let value = context.environment[variable] else {
@@ -214,7 +216,11 @@ public struct WebhookChannel: NotificationChannel {
     static func registerURLSecrets(_ url: String, in scrubber: SecretScrubber) {
         guard let components = URLComponents(string: url) else { return }
         for item in components.queryItems ?? [] { if let value = item.value { scrubber.register(value) } }
-        if let password = components.password { scrubber.register(password) }
+        // libcurl sends `user:password@` as `Authorization: Basic base64(user:password)`.
+        if let password = components.password {
+            scrubber.registerBasicCredentials(user: components.user ?? "", password: password)
+            if let raw = components.percentEncodedPassword, raw != password { scrubber.register(raw) }
+        }
         let path = components.percentEncodedPath
         if path.count > 1 { scrubber.register(path) }
     }
@@ -234,9 +240,10 @@ public struct WebhookChannel: NotificationChannel {
     }
 
     private func replySnippet(_ body: [UInt8]) -> String {
-        let text = String(decoding: body.prefix(400), as: UTF8.self)
-        let line = MailMessage.headerSafeValue(text)
-        return scrubber.scrub(String(line.prefix(160)))
+        // Scrubbed before it is cut short, so a secret that straddles the cut cannot leave half of itself.
+        let text = String(decoding: body.prefix(8_192), as: UTF8.self)
+        let line = scrubber.scrub(MailMessage.headerSafeValue(text))
+        return String(line.prefix(160))
     }
 
     private func classify(_ error: CurlError) -> DeliveryError {
