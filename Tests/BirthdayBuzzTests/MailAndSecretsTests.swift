@@ -51,7 +51,8 @@ import Testing
         #expect(headers[4].1.hasSuffix("@example.org>"))
         let text = String(decoding: bytes, as: UTF8.self)
         let body = text.components(separatedBy: "\r\n\r\n")[1].replacingOccurrences(of: "\r\n", with: "")
-        #expect(String(data: Data(base64Encoded: body)!, encoding: .utf8) == "Morgen wird Jürgen 40.\nGratuliere!")
+        // RFC 2045 §6.8: the text's canonical form, CRLF line breaks, is what is encoded.
+        #expect(String(data: Data(base64Encoded: body)!, encoding: .utf8) == "Morgen wird Jürgen 40.\r\nGratuliere!")
     }
 
     @Test func headerInjectionIsImpossible() throws {
