@@ -39,8 +39,9 @@ public struct WebhookChannel: NotificationChannel {
         for header in options.headers {
             switch header.value {
             case .literal(let value):
-                // An inline value (`X-Api-Key = "…"`) is as secret as one read from the environment.
-                context.scrubber.register(value)
+                // An inline value (`X-Api-Key = "…"`) is as secret as one read from the environment,
+                // unless the header is one that never carries a secret (ntfy's `Title`, `Content-Type`).
+                if !WebhookChannel.publicHeaders.contains(header.name.lowercased()) { context.scrubber.register(value) }
                 resolved.append((header.name, value))
             case .environment(let variable):
                 guard let value = context.environment[variable] else {
@@ -62,6 +63,13 @@ public struct WebhookChannel: NotificationChannel {
         }
         session = CurlSession(label: name)
     }
+
+    /// Headers whose inline values are not secrets, so they are not scrubbed from
+    /// replies ("expected application/json" stays readable).
+    static let publicHeaders: Set<String> = [
+        "accept", "accept-language", "content-type", "user-agent", "title", "priority", "tags", "click", "icon",
+        "markdown", "x-title", "x-priority", "x-tags",
+    ]
 
     /// The URL as it may be shown: scheme and host.
     public var displayURL: String { SecretScrubber.displayURL(url) }

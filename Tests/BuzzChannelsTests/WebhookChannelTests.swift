@@ -220,6 +220,19 @@ import Testing
         await text.shutdown()
     }
 
+    /// Inline header values and URL credentials are secrets; a header that never
+    /// carries one (Content-Type, ntfy's Title) is not scrubbed from replies.
+    @Test func inlineHeadersAndURLCredentialsAreRegistered() throws {
+        let scrubber = SecretScrubber()
+        _ = try Self.channel("http://bob:pa%20ss@127.0.0.1:9/hook",
+                             headers: [("X-Api-Key", .literal("inline key 12345")), ("Content-Type", .literal("application/json")),
+                                       ("Title", .literal("Birthdays"))],
+                             scrubber: scrubber)
+        let basic = Data("bob:pa ss".utf8).base64EncodedString()
+        #expect(scrubber.scrub("want application/json for Birthdays, got inline key 12345, Basic \(basic)")
+                == "want application/json for Birthdays, got ***, Basic ***")
+    }
+
     @Test func missingEnvironmentIsASetupError() throws {
         var options = ChannelConfig.Webhook(target: .environment("NOPE_URL"))
         options.preset = .generic
