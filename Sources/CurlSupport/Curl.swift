@@ -397,9 +397,6 @@ public final class CurlSession: @unchecked Sendable {
         }
     }
 
-    /// Whether the session holds a handle now (for tests).
-    var isOpen: Bool { queue.sync { easy != nil } }
-
     /// Closes the connection (the handle is made anew on the next use).
     public func close() async {
         CurlSession.openHandles.remove(self)

@@ -102,4 +102,30 @@ struct SecretsCLITests {
         #expect(outbox.stdout.contains("Couldn't connect to server"), "\(outbox)")
         #expect(try await sink.requests().first?.headers["X-Token"] == "connect to server")
     }
+
+    /// A password with spaces is scrubbed whole: the words of "the password 42"
+    /// do not turn "check the password" into "check the ***".
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
+    func aPasswordWithSpacesIsScrubbedWhole() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start(auth: ("buzz", "right-one-1"))
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.mail]
+            type = "smtp"
+            host = "127.0.0.1"
+            port = \(port)
+            security = "none"
+            username = "buzz"
+            password_env = "SMTP_PASSWORD"
+            from = "buzz@example.org"
+            to = "me@example.org"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let wrong = try await sandbox.run(["channels", "test", "mail"], dataDir: false,
+                                          environment: ["SMTP_PASSWORD": "the password 42"])
+        #expect(wrong.status == 1, "\(wrong)")
+        #expect(wrong.stderr.contains("login refused for buzz: check the password"), "\(wrong)")
+        #expect(!wrong.stderr.contains("the password 42"))
+    }
 }
