@@ -218,6 +218,9 @@ public struct ChannelConfig: Sendable {
         public var insecure = false
         /// A PEM file of CA certificates to trust (a self-hosted server behind a private CA).
         public var caFile: String?
+        /// The matrix preset's message type: `m.notice` (what bots send; clients
+        /// show it quieter and other bots do not answer it) or `m.text`.
+        public var msgtype = "m.notice"
 
         public init(target: Target, preset: Preset = .generic) {
             self.target = target

@@ -294,6 +294,13 @@ extension ChannelConfig {
         }
         options.insecure = try table.bool("insecure") ?? false
         options.caFile = try table.string("ca_file")
+        if let msgtype = try table.string("msgtype") {
+            guard options.preset == .matrix else { throw table.problem("msgtype", "is for preset = \"matrix\" only") }
+            guard ["m.notice", "m.text"].contains(msgtype) else {
+                throw table.problem("msgtype", "\"\(msgtype)\" is not m.notice or m.text")
+            }
+            options.msgtype = msgtype
+        }
         return options
     }
 }

@@ -65,7 +65,8 @@ public final class Dispatcher: Sendable {
     private let channel: @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>
     private let renderer: any ReminderRendering
     private let jitter: @Sendable () -> Double
-    private let scrub: @Sendable (String) -> String
+    /// Removes secrets from a channel's error text: (text, channel name).
+    private let scrub: @Sendable (String, String) -> String
 
     /// Ledger rows are kept this long (a year of history is enough for idempotency).
     public static let retention: Int64 = 400 * 86_400
@@ -73,7 +74,7 @@ public final class Dispatcher: Sendable {
     public init(config: BuzzConfig, planner: Planner, ledger: any DeliveryLedger, renderer: any ReminderRendering,
                 channel: @escaping @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>,
                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                scrub: @escaping @Sendable (String) -> String = { $0 }) {
+                scrub: @escaping @Sendable (String, String) -> String = { text, _ in text }) {
         self.planner = planner
         self.ledger = ledger
         catchUp = config.reminders.catchUp
@@ -268,7 +269,7 @@ public final class Dispatcher: Sendable {
             }
         }
         if let failure {
-            row.lastError = scrub(failure.message)
+            row.lastError = scrub(failure.message, row.channel)
             if failure.isTemporary, row.attempts < backoff.maxAttempts {
                 let wait = backoff.delay(afterAttempt: row.attempts, retryAfter: failure.retryAfter, jitter: jitter())
                 row.state = .retrying

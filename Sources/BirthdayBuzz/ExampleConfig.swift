@@ -113,6 +113,20 @@ cooldown_days = 30
 # Authorization = { env = "BUZZ_CHAT_TOKEN" }   # read from the environment
 # X-Priority = "3"
 
+# Matrix: url is the room's send endpoint on your homeserver, up to
+# m.room.message; buzz appends the transaction id (the event id, so a retry is
+# never posted twice) and PUTs. ROOM_ID is the room's internal id
+# ("!abc123:example.org", Room settings > Advanced), not an alias. The access
+# token goes in the Authorization header as "Bearer TOKEN", not in the URL.
+# The account must have joined the room; `buzz doctor` checks both.
+# [channels.matrix]
+# type = "webhook"
+# preset = "matrix"
+# url = "https://matrix.example.org/_matrix/client/v3/rooms/!abc123:example.org/send/m.room.message"
+# msgtype = "m.notice"       # m.notice (what bots send, the default) | m.text
+# [channels.matrix.headers]
+# Authorization = { env = "BUZZ_MATRIX_TOKEN" }   # BUZZ_MATRIX_TOKEN="Bearer syt_…"
+
 # A webhook with your own Mustache body; values are escaped for content_type.
 # [channels.custom]
 # type = "webhook"

@@ -59,39 +59,77 @@ public enum MailMessage {
     /// - Parameters:
     ///   - messageID: the id-left part is derived from the event id, so the
     ///     same event always gets the same Message-ID.
+    ///   - autoSubmitted: a message no person sent by hand (a reminder) says so
+    ///     with `Auto-Submitted: auto-generated` (RFC 3834), so vacation
+    ///     responders and other robots do not answer it.
     public static func compose(from: Mailbox, to: Mailbox, subject: String, body: String, eventID: String,
-                               date: Date) -> [UInt8] {
-        compose(from: from, to: [to], subject: subject, body: body, eventID: eventID, date: date)
+                               date: Date, autoSubmitted: Bool = false) -> [UInt8] {
+        compose(from: from, to: [to], subject: subject, body: body, eventID: eventID, date: date, autoSubmitted: autoSubmitted)
     }
 
     /// One message to every mailbox of `to` (one `To:` header, addresses comma-separated).
     public static func compose(from: Mailbox, to: [Mailbox], subject: String, body: String, eventID: String,
-                               date: Date) -> [UInt8] {
+                               date: Date, autoSubmitted: Bool = false) -> [UInt8] {
         var lines: [String] = []
         lines.append("Date: " + rfc5322Date(date))
         lines.append("From: " + from.headerValue)
         lines.append("To: " + to.map(\.headerValue).joined(separator: ", "))
         lines.append("Subject: " + encodeUnstructured(headerSafeValue(subject)))
         lines.append("Message-ID: " + messageID(eventID: eventID, from: from))
+        if autoSubmitted { lines.append("Auto-Submitted: auto-generated") }
         lines.append("MIME-Version: 1.0")
         lines.append("Content-Type: text/plain; charset=utf-8")
         let normalized = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let textLines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
         let bodyLines: [String]
-        if normalized.unicodeScalars.allSatisfy({ $0.isASCII }) {
-            lines.append("Content-Transfer-Encoding: 7bit")
-            bodyLines = normalized.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        } else {
+        if !normalized.unicodeScalars.allSatisfy({ $0.isASCII }) {
+            // RFC 2045 §6.8: text is base64-encoded in its canonical form, CRLF line breaks.
             lines.append("Content-Transfer-Encoding: base64")
-            let encoded = Data(normalized.utf8).base64EncodedString()
+            let encoded = Data(textLines.joined(separator: "\r\n").utf8).base64EncodedString()
             bodyLines = stride(from: 0, to: encoded.count, by: 76).map { start in
                 let from = encoded.index(encoded.startIndex, offsetBy: start)
                 let to = encoded.index(from, offsetBy: min(76, encoded.count - start))
                 return String(encoded[from..<to])
             }
+        } else if textLines.allSatisfy({ $0.utf8.count <= 78 && !($0.last?.isWhitespace ?? false) }) {
+            lines.append("Content-Transfer-Encoding: 7bit")
+            bodyLines = textLines.map(String.init)
+        } else {
+            // A long line (RFC 5322: at most 998 octets, should be 78) or trailing
+            // white space, which transports strip: quoted-printable keeps both intact.
+            lines.append("Content-Transfer-Encoding: quoted-printable")
+            bodyLines = quotedPrintable(textLines)
         }
         lines.append("")
         lines.append(contentsOf: bodyLines)
         return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
+    }
+
+    /// RFC 2045 §6.7 quoted-printable lines (CRLF breaks are the text's own; `=`
+    /// at a line's end is a soft break), each at most 76 characters.
+    static func quotedPrintable(_ textLines: [Substring]) -> [String] {
+        var out: [String] = []
+        for line in textLines {
+            let bytes = Array(line.utf8)
+            var current = ""
+            for (index, byte) in bytes.enumerated() {
+                let literal = (33...126).contains(byte) && byte != UInt8(ascii: "=")
+                    || ((byte == 0x20 || byte == 0x09) && index < bytes.count - 1)
+                let token = literal ? String(UnicodeScalar(byte)) : "=" + hexByte(byte)
+                if current.utf8.count + token.utf8.count > 75 {
+                    out.append(current + "=")
+                    current = ""
+                }
+                current += token
+            }
+            out.append(current)
+        }
+        return out
+    }
+
+    private static func hexByte(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
     }
 
     /// `<hex@domain>` from the event id: stable across retries and crashes.

@@ -67,7 +67,10 @@ public struct ChannelRegistry: Sendable {
         guard let builder = builders[config.typeName] else {
             throw ChannelSetupError(message: "\(config.name): no adapter for channel type \"\(config.typeName)\"")
         }
-        return try builder(config, context)
+        // The channel registers its secrets under its own name and scrubs only those from its errors.
+        var scoped = context
+        scoped.scrubber = context.scrubber.scoped(to: config.name)
+        return try builder(config, scoped)
     }
 }
 

@@ -14,10 +14,13 @@ public struct SMTPChannel: NotificationChannel {
     private let scrubber: SecretScrubber
     private let session: CurlSession
     private let clock: @Sendable () -> Date
+    /// The name said in EHLO (nil: libcurl's default, the bare host name).
+    let ehloName: String?
 
     public init(name: String, options: ChannelConfig.SMTP, timeout: Double, context: ChannelContext,
-                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                clock: @escaping @Sendable () -> Date = { Date() }, ehloName: String? = SMTPChannel.localEHLOName) throws {
         self.name = name
+        self.ehloName = ehloName
         self.options = options
         self.timeout = timeout
         self.clock = clock
@@ -74,12 +77,50 @@ public struct SMTPChannel: NotificationChannel {
 
     private var url: String {
         let host = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
-        return (options.security == .tls ? "smtps://" : "smtp://") + host + ":\(options.port)"
+        // libcurl says the URL's path in EHLO (smtp://host:587/NAME), else the bare host name.
+        return (options.security == .tls ? "smtps://" : "smtp://") + host + ":\(options.port)" + (ehloName.map { "/" + $0 } ?? "")
+    }
+
+    /// This machine's fully-qualified name, for EHLO (RFC 5321 §4.1.4), when
+    /// one is known; looked up once.
+    public static let localEHLOName: String? = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let hostname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return fullyQualifiedName(hostname: hostname, canonicalName: canonicalName(of:))
+    }()
+
+    /// The host name when it is fully qualified (has a dot), else its canonical
+    /// name when that is; nil when neither is (no such name is known).
+    static func fullyQualifiedName(hostname: String, canonicalName: (String) -> String?) -> String? {
+        func usable(_ candidate: String) -> String? {
+            var name = candidate.lowercased()
+            if name.hasSuffix(".") { name.removeLast() }
+            let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard labels.count >= 2, name.count <= 253, !name.hasPrefix("localhost"),
+                  labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && !$0.hasPrefix("-") && !$0.hasSuffix("-")
+                      && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }),
+                  !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return nil }  // not an IPv4 address
+            return name
+        }
+        guard !hostname.isEmpty else { return nil }
+        return usable(hostname) ?? canonicalName(hostname).flatMap(usable)
+    }
+
+    /// `getaddrinfo`'s canonical name for a host (AI_CANONNAME: /etc/hosts, then DNS).
+    static func canonicalName(of host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_flags = AI_CANONNAME
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(first) }
+        return first.pointee.ai_canonname.map { String(cString: $0) }
     }
 
     private func transfer(to recipients: [Mailbox], message: Message) -> MailTransfer {
         let bytes = MailMessage.compose(from: from, to: recipients, subject: message.title, body: message.body,
-                                        eventID: message.id, date: clock())
+                                        eventID: message.id, date: clock(), autoSubmitted: message.kind == .reminder)
         return MailTransfer(url: url, requireTLS: options.security == .starttls, username: options.username,
                             password: password, from: from.address, recipients: recipients.map(\.address), message: bytes,
                             timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))

@@ -39,6 +39,9 @@ public struct WebhookChannel: NotificationChannel {
         for header in options.headers {
             switch header.value {
             case .literal(let value):
+                // An inline value (`X-Api-Key = "…"`) is as secret as one read from the environment,
+                // unless the header is one that never carries a secret (ntfy's `Title`, `Content-Type`).
+                if !WebhookChannel.publicHeaders.contains(header.name.lowercased()) { context.scrubber.register(value) }
                 resolved.append((header.name, value))
             case .environment(let variable):
                 guard let value = context.environment[variable] else {
@@ -61,6 +64,13 @@ public struct WebhookChannel: NotificationChannel {
         session = CurlSession(label: name)
     }
 
+    /// Headers whose inline values are not secrets, so they are not scrubbed from
+    /// replies ("expected application/json" stays readable).
+    static let publicHeaders: Set<String> = [
+        "accept", "accept-language", "content-type", "user-agent", "title", "priority", "tags", "click", "icon",
+        "markdown", "x-title", "x-priority", "x-tags",
+    ]
+
     /// The URL as it may be shown: scheme and host.
     public var displayURL: String { SecretScrubber.displayURL(url) }
 
@@ -76,6 +86,7 @@ public struct WebhookChannel: NotificationChannel {
     }
 
     public func validate() async throws {
+        if options.preset == .matrix, options.body == nil { return try await validateMatrix() }
         // A HEAD-less check: connect and see that something answers. Any HTTP
         // status proves the endpoint is there; only transport errors fail.
         var request = HTTPRequest(url: url, method: "OPTIONS", headers: headers, timeout: min(timeout, 5),
@@ -86,6 +97,60 @@ public struct WebhookChannel: NotificationChannel {
         } catch let error as CurlError {
             throw classify(error)
         }
+    }
+
+    /// The matrix preset's doctor check: the homeserver accepts the token
+    /// (`GET /_matrix/client/v3/account/whoami`) and that account has joined the
+    /// room of the URL (`GET /_matrix/client/v3/joined_rooms`).
+    private func validateMatrix() async throws {
+        guard let parts = WebhookChannel.matrixParts(url) else {
+            throw DeliveryError.permanent("\(name): url is not a Matrix send URL (https://HOMESERVER/_matrix/client/v3/rooms/ROOM_ID/send/m.room.message)")
+        }
+        func get(_ endpoint: String) async throws -> HTTPResponse {
+            let request = HTTPRequest(url: parts.homeserver + "/_matrix/client/v3/" + endpoint + parts.query, method: "GET",
+                                      headers: [("User-Agent", "BirthdayBuzz")] + headers, timeout: min(timeout, 5),
+                                      security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
+            do {
+                return try await session.http(request)
+            } catch let error as CurlError {
+                throw classify(error)
+            }
+        }
+        let whoami = try await get("account/whoami")
+        if whoami.status == 401 || whoami.status == 403 {
+            throw DeliveryError.permanent("\(name): the homeserver does not accept the access token (HTTP \(whoami.status) \(Self.matrixErrorCode(whoami.body) ?? "from whoami")); put a valid one in the Authorization header as \"Bearer TOKEN\"")
+        }
+        try check(whoami)
+        let user = (try? JSONSerialization.jsonObject(with: Data(whoami.body)) as? [String: Any])?["user_id"] as? String ?? "the account"
+        let joined = try await get("joined_rooms")
+        try check(joined)
+        let rooms = (try? JSONSerialization.jsonObject(with: Data(joined.body)) as? [String: Any])?["joined_rooms"] as? [String] ?? []
+        guard rooms.contains(parts.roomID) else {
+            throw DeliveryError.permanent("\(name): \(MailMessage.headerSafeValue(user)) has not joined room \(parts.roomID) (invite it, and accept the invitation as that account)")
+        }
+    }
+
+    /// A send URL's homeserver (scheme, credentials and host, with any path
+    /// before `/_matrix/`), room id (percent-decoded) and query (`?access_token=…`, or "").
+    static func matrixParts(_ url: String) -> (homeserver: String, roomID: String, query: String)? {
+        var path = Substring(url)
+        var query: Substring = ""
+        if let cut = url.firstIndex(of: "?") {
+            path = url[..<cut]
+            query = url[cut...]
+        }
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        guard let api = path.range(of: "/_matrix/"), let rooms = path.range(of: "/rooms/") else { return nil }
+        let room = path[rooms.upperBound...].prefix { $0 != "/" }
+        guard !room.isEmpty, let roomID = String(room).removingPercentEncoding else { return nil }
+        return (String(path[..<api.lowerBound]), roomID, String(query))
+    }
+
+    /// `errcode` of a Matrix error reply (`M_UNKNOWN_TOKEN`).
+    static func matrixErrorCode(_ body: [UInt8]) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let code = object["errcode"] as? String, code.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_") }) else { return nil }
+        return code
     }
 
     public func shutdown() async {
@@ -134,10 +199,14 @@ public struct WebhookChannel: NotificationChannel {
             case .matrix:
                 // PUT …/send/m.room.message/{txnId}: the event id makes retries idempotent.
                 method = "PUT"
-                target = (url.hasSuffix("/") ? url : url + "/") + WebhookChannel.percentEncodePathSegment(message.id)
+                target = WebhookChannel.matrixSendURL(url, transactionID: message.id)
                 var object = JSONObject()
-                object.add("msgtype", "m.text")
+                object.add("msgtype", options.msgtype)
                 object.add("body", message.body.isEmpty ? message.title : message.title + "\n" + message.body)
+                object.add("format", "org.matrix.custom.html")
+                object.add("formatted_body", "<b>" + WebhookChannel.htmlEscaped(message.title) + "</b>"
+                           + (message.body.isEmpty ? "" : "<br>" + WebhookChannel.htmlEscaped(message.body)
+                              .replacingOccurrences(of: "\n", with: "<br>")))
                 body = object.json
             }
         }
@@ -145,6 +214,25 @@ public struct WebhookChannel: NotificationChannel {
         requestHeaders.append(contentsOf: headers)
         return HTTPRequest(url: target, method: method, headers: requestHeaders, body: Array(body.utf8),
                            timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
+    }
+
+    /// `…/send/m.room.message/{txnId}`: the transaction id goes at the end of the
+    /// path, before a query (`?access_token=…`) or fragment, never after it.
+    static func matrixSendURL(_ url: String, transactionID: String) -> String {
+        var path = Substring(url)
+        var tail: Substring = ""
+        if let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            path = url[..<cut]
+            tail = url[cut...]
+        }
+        return path + (path.hasSuffix("/") ? "" : "/") + percentEncodePathSegment(transactionID) + tail
+    }
+
+    /// Text for Matrix's `org.matrix.custom.html` body: `&`, `<`, `>`, `"` and `'` escaped.
+    static func htmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
     }
 
     /// Slack's control characters in message text: `&`, `<`, `>` (`<!channel>`, links).
@@ -214,7 +302,11 @@ public struct WebhookChannel: NotificationChannel {
     static func registerURLSecrets(_ url: String, in scrubber: SecretScrubber) {
         guard let components = URLComponents(string: url) else { return }
         for item in components.queryItems ?? [] { if let value = item.value { scrubber.register(value) } }
-        if let password = components.password { scrubber.register(password) }
+        // libcurl sends `user:password@` as `Authorization: Basic base64(user:password)`.
+        if let password = components.password {
+            scrubber.registerBasicCredentials(user: components.user ?? "", password: password)
+            if let raw = components.percentEncodedPassword, raw != password { scrubber.register(raw) }
+        }
         let path = components.percentEncodedPath
         if path.count > 1 { scrubber.register(path) }
     }
@@ -234,9 +326,10 @@ public struct WebhookChannel: NotificationChannel {
     }
 
     private func replySnippet(_ body: [UInt8]) -> String {
-        let text = String(decoding: body.prefix(400), as: UTF8.self)
-        let line = MailMessage.headerSafeValue(text)
-        return scrubber.scrub(String(line.prefix(160)))
+        // Scrubbed before it is cut short, so a secret that straddles the cut cannot leave half of itself.
+        let text = String(decoding: body.prefix(8_192), as: UTF8.self)
+        let line = scrubber.scrub(MailMessage.headerSafeValue(text))
+        return String(line.prefix(160))
     }
 
     private func classify(_ error: CurlError) -> DeliveryError {

@@ -31,6 +31,32 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
 
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
+    /// The process has no file descriptor left (EMFILE): libcurl calls that
+    /// "Couldn't connect to server", or fails to make a handle at all. Told by
+    /// trying to open one more; nil when one is free.
+    static func descriptorsExhausted() -> String? {
+        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if probe >= 0 {
+            close(probe)
+            return nil
+        }
+        guard errno == EMFILE else { return nil }
+        var limit = rlimit()
+        let known = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
+        return "too many open files (" + (known ? "the limit is \(limit.rlim_cur); " : "") + "raise it with ulimit -n or LimitNOFILE=)"
+    }
+
+    /// This error, or what it really was when the process ran out of file descriptors.
+    func explained() -> CurlError {
+        guard isConnectionFailure || code == -1, let exhausted = CurlError.descriptorsExhausted() else { return self }
+        return CurlError(code: isConnectionFailure ? code : Int(CURLE_COULDNT_CONNECT.rawValue), message: exhausted)
+    }
+
+    private init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// TLS certificate or host verification failed.
     public var isCertificateProblem: Bool {
         [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM]
@@ -89,11 +115,11 @@ final class CurlEasy {
     init() throws {
         api = try CurlLibrary.get().api
         guard let easy = CCurl_easy_init(api) else {
-            throw CurlError(setup: "libcurl could not be initialised")
+            throw CurlError(setup: "libcurl could not be initialised").explained()
         }
         guard let multi = CCurl_multi_init(api) else {
             CCurl_easy_cleanup(api, easy)
-            throw CurlError(setup: "libcurl could not be initialised")
+            throw CurlError(setup: "libcurl could not be initialised").explained()
         }
         handle = OpaquePointer(easy)
         self.multi = OpaquePointer(multi)
@@ -223,7 +249,7 @@ final class CurlEasy {
         let code = CCurl_multi_result(api, multi, raw, &found)
         guard found != 0 else { throw CurlError(setup: "libcurl finished without a result") }
         guard code == CURLE_OK else {
-            throw CurlError(code, buffer: String(cString: errorBuffer))
+            throw CurlError(code, buffer: String(cString: errorBuffer)).explained()
         }
     }
 
@@ -324,10 +350,20 @@ private func curlRead(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count:
 /// Runs libcurl work for one channel on a queue of its own, off Swift's
 /// cooperative pool, with one easy handle reused across transfers (keep-alive).
 ///
+/// A handle holds about three file descriptors while it is open (its kept-alive
+/// connection and its multi handle's wake-up pair), so only the
+/// `maxOpenHandles` most recently used sessions keep theirs: a pass over 400
+/// webhook channels must not run out of descriptors (`ulimit -n` is often 1024).
+///
 /// `@unchecked Sendable`: the handle is only touched from `queue`.
 public final class CurlSession: @unchecked Sendable {
     private let queue: DispatchQueue
     private var easy: CurlEasy?
+
+    /// How many sessions keep their handle (and connection) between transfers;
+    /// the least recently used idle one closes when another opens.
+    public static let maxOpenHandles = 16
+    static let openHandles = OpenHandles()
 
     public init(label: String) {
         queue = DispatchQueue(label: "birthdaybuzz.curl." + label)
@@ -336,6 +372,11 @@ public final class CurlSession: @unchecked Sendable {
     /// Runs `body` with the session's handle on the session's queue — or right
     /// here, serialized by the queue, when the caller runs on a `BlockingExecutor`.
     func run<T: Sendable>(_ body: @escaping @Sendable (CurlEasy) throws -> T) async throws -> T {
+        // Room first: close the least recently used idle handles beyond the cap.
+        for session in CurlSession.openHandles.use(self, limit: CurlSession.maxOpenHandles) {
+            session.queue.sync { session.easy = nil }
+        }
+        defer { CurlSession.openHandles.done(self) }
         if BlockingExecutor.isActive {
             return try queue.sync {
                 if easy == nil { easy = try CurlEasy() }
@@ -358,11 +399,62 @@ public final class CurlSession: @unchecked Sendable {
 
     /// Closes the connection (the handle is made anew on the next use).
     public func close() async {
+        CurlSession.openHandles.remove(self)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.easy = nil
                 continuation.resume()
             }
         }
+    }
+}
+
+/// The sessions that may hold a libcurl handle, least recently used first,
+/// each marked while a transfer runs on it (a busy one is never closed).
+final class OpenHandles: Sendable {
+    private final class Entry: @unchecked Sendable {
+        weak var session: CurlSession?
+        var busy = 0
+        init(_ session: CurlSession) { self.session = session }
+    }
+
+    /// Entries are only read and changed under the lock.
+    private let entries = Mutex<[Entry]>([])
+
+    /// Marks `session` busy and most recent; returns the idle sessions to close
+    /// (oldest first) so that at most `limit` stay open.
+    func use(_ session: CurlSession, limit: Int) -> [CurlSession] {
+        entries.withLock { list in
+            list.removeAll { $0.session == nil }
+            let entry: Entry
+            if let index = list.firstIndex(where: { $0.session === session }) {
+                entry = list.remove(at: index)
+            } else {
+                entry = Entry(session)
+            }
+            entry.busy += 1
+            list.append(entry)
+            var victims: [CurlSession] = []
+            var index = 0
+            while list.count > limit, index < list.count - 1 {
+                if list[index].busy == 0, let victim = list[index].session {
+                    victims.append(victim)
+                    list.remove(at: index)
+                } else {
+                    index += 1
+                }
+            }
+            return victims
+        }
+    }
+
+    func done(_ session: CurlSession) {
+        entries.withLock { list in
+            if let entry = list.first(where: { $0.session === session }) { entry.busy = max(0, entry.busy - 1) }
+        }
+    }
+
+    func remove(_ session: CurlSession) {
+        entries.withLock { list in list.removeAll { $0.session == nil || $0.session === session } }
     }
 }

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// libcurl, loaded on first use with `dlopen` instead of being linked.
 ///
@@ -19,12 +20,19 @@ final class CurlLibrary: @unchecked Sendable {
     let api: UnsafeMutablePointer<CCurl_api>
 
     /// The process's libcurl, loaded and `curl_global_init`-ed exactly once
-    /// (Swift initializes globals once, thread-safely: a second caller waits).
-    static let shared: Result<CurlLibrary, CurlError> = load()
+    /// (a second caller waits on the lock). A failure is kept too, except one
+    /// for want of a file descriptor: a daemon tries again on its next pass.
+    private static let shared = Mutex<Result<CurlLibrary, CurlError>?>(nil)
 
     /// The loaded library, or an error saying what is missing.
     static func get() throws(CurlError) -> CurlLibrary {
-        try shared.get()
+        try shared.withLock { cached in
+            if let cached { return cached }
+            let result = load()
+            if case .failure(let error) = result, error.message.contains("too many open files") { return result }
+            cached = result
+            return result
+        }.get()
     }
 
     private init(api: UnsafeMutablePointer<CCurl_api>) {

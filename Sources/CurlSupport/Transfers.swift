@@ -81,8 +81,13 @@ extension CurlSession {
             lines.append("Expect:")
             try easy.set(CURLOPT_HTTPHEADER, list: lines)
             easy.dropOldLists(keepingLast: 1)
-            try easy.setBody(request.body, asPostFields: true)
-            try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
+            if request.method == "GET" {
+                try easy.set(CURLOPT_CUSTOMREQUEST, nil)
+                try easy.set(CURLOPT_HTTPGET, 1)  // a plain GET, no body (POSTFIELDS makes the next one a POST again)
+            } else {
+                try easy.setBody(request.body, asPostFields: true)
+                try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
+            }
             try easy.perform()
             return HTTPResponse(status: easy.info(CURLINFO_RESPONSE_CODE),
                                 headers: easy.responseHeaders.map { (name: $0.0, value: $0.1) },

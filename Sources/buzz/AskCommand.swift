@@ -201,7 +201,7 @@ struct AskFlow {
         }
         if let failure {
             row.state = .failed
-            row.lastError = wiring.scrubber.scrub(failure.message)
+            row.lastError = wiring.scrubber.scrub(failure.message, channel: config.name)
             try runtime { try ledger.save(row, now: context.now) }
             throw CLIError.runtime("\(contact.name): ask not sent: \(row.lastError ?? "")")
         }

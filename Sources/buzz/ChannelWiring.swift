@@ -33,9 +33,9 @@ struct ChannelWiring {
         do {
             return .success(try registry.make(config, context: channelContext))
         } catch let error as ChannelSetupError {
-            return .failure(.permanent(scrubber.scrub(error.message)))
+            return .failure(.permanent(scrubber.scrub(error.message, channel: config.name)))
         } catch {
-            return .failure(.permanent(scrubber.scrub("\(config.name): \(error)")))
+            return .failure(.permanent(scrubber.scrub("\(config.name): \(error)", channel: config.name)))
         }
     }
 

@@ -55,7 +55,7 @@ struct ChannelsCommand: AsyncParsableCommand {
                     try await channel.deliver(message)
                     print("\(name): test message delivered (\(wiring.target(of: config)))")
                 } catch let error as DeliveryError {
-                    printError(wiring.scrubber.scrub(error.message) + (error.isTemporary ? " (temporary)" : ""))
+                    printError(wiring.scrubber.scrub(error.message, channel: name) + (error.isTemporary ? " (temporary)" : ""))
                     throw ExitCode(1)
                 }
             }

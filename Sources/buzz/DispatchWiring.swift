@@ -41,7 +41,7 @@ final class DispatchWiring: Sendable {
                     return result
                 }
             },
-            scrub: { scrubber.scrub($0) })
+            scrub: { text, channel in scrubber.scrub(text, channel: channel) })
     }
 
     /// Closes every channel that was opened.

@@ -18,8 +18,8 @@ struct DoctorCommand: AsyncParsableCommand {
         var problems = 0
         func ok(_ text: String) { print("ok    " + OneLine.escaped(text)) }
         func warn(_ text: String) { print("warn  " + OneLine.escaped(text)) }
-        func fail(_ text: String) {
-            print("FAIL  " + OneLine.escaped(wiring.scrubber.scrub(text)))
+        func fail(_ text: String, channel: String? = nil) {
+            print("FAIL  " + OneLine.escaped(wiring.scrubber.scrub(text, channel: channel)))
             problems += 1
         }
 
@@ -89,15 +89,15 @@ struct DoctorCommand: AsyncParsableCommand {
             let label = "channel \(config.name) (\(config.typeName), \(wiring.target(of: config)))"
             switch wiring.build(config) {
             case .failure(let error):
-                fail("\(label): \(error.message)")
+                fail("\(label): \(error.message)", channel: config.name)
             case .success(let channel):
                 do {
                     try await channel.validate()
                     ok(label)
                 } catch let error as DeliveryError {
-                    fail("\(label): \(error.message)")
+                    fail("\(label): \(error.message)", channel: config.name)
                 } catch {
-                    fail("\(label): \(error)")
+                    fail("\(label): \(error)", channel: config.name)
                 }
                 await channel.shutdown()
             }

@@ -125,9 +125,9 @@ struct SendRequest {
                 do {
                     try await channel.deliver(message)
                 } catch let error as DeliveryError {
-                    failures.append(wiring.scrubber.scrub(error.message) + (error.isTemporary ? " (temporary)" : ""))
+                    failures.append(wiring.scrubber.scrub(error.message, channel: config.name) + (error.isTemporary ? " (temporary)" : ""))
                 } catch {
-                    failures.append(wiring.scrubber.scrub("\(config.name): \(error)"))
+                    failures.append(wiring.scrubber.scrub("\(config.name): \(error)", channel: config.name))
                 }
                 await channel.shutdown()
             }

@@ -43,7 +43,12 @@ import Testing
             line.prefixMatch(of: example) != nil ? String(line.dropFirst(2)) : String(line)
         }.joined(separator: "\n")
         let config = try Self.load(uncommented, env: [:])
-        #expect(config.channels.map(\.name).sorted() == ["chat", "console", "custom", "desktop", "mail", "phone", "sms-gateway"])
+        #expect(config.channels.map(\.name).sorted() == ["chat", "console", "custom", "desktop", "mail", "matrix", "phone", "sms-gateway"])
+        if case .webhook(let matrix)? = config.channel(named: "matrix")?.kind {
+            #expect(matrix.preset == .matrix && matrix.msgtype == "m.notice")
+        } else {
+            Issue.record("matrix")
+        }
         #expect(config.general.timeZone.identifier == "Europe/Berlin")
         #expect(config.groups.map(\.name) == ["family"])
         #expect(config.groups.first?.offsets == [0, 1, 7])

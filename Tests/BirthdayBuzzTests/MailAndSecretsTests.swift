@@ -51,7 +51,8 @@ import Testing
         #expect(headers[4].1.hasSuffix("@example.org>"))
         let text = String(decoding: bytes, as: UTF8.self)
         let body = text.components(separatedBy: "\r\n\r\n")[1].replacingOccurrences(of: "\r\n", with: "")
-        #expect(String(data: Data(base64Encoded: body)!, encoding: .utf8) == "Morgen wird Jürgen 40.\nGratuliere!")
+        // RFC 2045 §6.8: the text's canonical form, CRLF line breaks, is what is encoded.
+        #expect(String(data: Data(base64Encoded: body)!, encoding: .utf8) == "Morgen wird Jürgen 40.\r\nGratuliere!")
     }
 
     @Test func headerInjectionIsImpossible() throws {
@@ -77,6 +78,36 @@ import Testing
         scrubber.register("s3cr3t-token")
         scrubber.register("abc")  // too short to be registered
         #expect(scrubber.scrub("error at https://h/x?token=s3cr3t-token: abc") == "error at https://h/x?token=***: abc")
+    }
+
+    /// A password with spaces goes whole: its words alone are ordinary text ("check the password").
+    @Test func scrubberHidesAPasswordWithSpacesWhole() {
+        let scrubber = SecretScrubber()
+        scrubber.register("correct horse battery-staple")
+        #expect(scrubber.scrub("login as correct horse battery-staple failed") == "login as *** failed")
+        #expect(scrubber.scrub("the battery-staple horse is correct") == "the battery-staple horse is correct")
+    }
+
+    /// A channel's view scrubs only its own values; the unscoped scrubber hides all.
+    @Test func scrubberScopesSecretsToTheirChannel() {
+        let scrubber = SecretScrubber()
+        scrubber.scoped(to: "mail").register("server")
+        scrubber.scoped(to: "hook").register("hook-token-1")
+        let error = "hook: Couldn't connect to server (hook-token-1)"
+        #expect(scrubber.scoped(to: "hook").scrub(error) == "hook: Couldn't connect to server (***)")
+        #expect(scrubber.scrub(error, channel: "hook") == "hook: Couldn't connect to server (***)")
+        #expect(scrubber.scrub(error) == "hook: Couldn't connect to *** (***)")
+    }
+
+    /// `Authorization: Basic …` from URL credentials: the base64, the pair and the password all go.
+    @Test func scrubberHidesBasicCredentials() {
+        let scrubber = SecretScrubber()
+        scrubber.registerBasicCredentials(user: "bob", password: "pa ss-word")
+        let base64 = Data("bob:pa ss-word".utf8).base64EncodedString()
+        #expect(scrubber.scrub("Authorization: Basic \(base64) for bob:pa ss-word") == "Authorization: Basic *** for ***")
+        let header = SecretScrubber()
+        header.register("Basic " + base64)
+        #expect(header.scrub("got \(base64), pa ss-word") == "got ***, ***")
     }
 
     @Test func displayURLKeepsSchemeAndHost() {

@@ -56,6 +56,65 @@ import CCurl
         await mail.shutdown()
     }
 
+    /// Parses a received message with Python's email package (an independent MIME
+    /// decoder): the header named, the transfer encoding, the decoded body.
+    static func parse(_ mail: ReceivedMail, header: String) async throws -> (header: String, encoding: String, body: String) {
+        let output = try await runPython("""
+            import sys, json, email, email.policy
+            message = email.message_from_string(sys.argv[1], policy=email.policy.compat32)
+            body = message.get_payload(decode=True).decode("utf-8")
+            print(json.dumps([message.get(sys.argv[2]) or "", message["Content-Transfer-Encoding"] or "", body]), end="")
+            """, [mail.data, header])
+        let parts = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String])
+        return (parts[0], parts[1], parts[2])
+    }
+
+    /// On the wire (checked against Dovecot too): a non-ASCII body is base64 of
+    /// CRLF text, a long ASCII line goes quoted-printable (never a >998-octet 7bit
+    /// line), a reminder says Auto-Submitted, and EHLO names the machine fully.
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func mailOnTheWire() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let options = ChannelConfig.SMTP(host: "127.0.0.1", port: port, security: .none, username: nil, password: nil,
+                                         from: "BirthdayBuzz <buzz@example.org>", to: ["me@example.org"], caFile: nil)
+        let mail = try SMTPChannel(name: "mail", options: options, timeout: 10,
+                                   context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()),
+                                   ehloName: "buzz-host.example.net")
+        var umlauts = Self.reminder
+        umlauts.body = "Jürgen wird morgen 40.\nGratuliere!"
+        try await mail.deliver(umlauts)
+        let long = String(repeating: "All work and no play makes Jack a dull boy = ", count: 40)  // 1,800 octets
+        let ask = Message(kind: .ask, id: "c/ask/1", title: "When is your birthday?", body: long + "\nshort line  ",
+                          contact: .init(id: "c", name: "Jack"), locale: "en")
+        try await mail.deliver(ask)
+        let messages = try await sink.waitForMessages(count: 2)
+        await mail.shutdown()
+
+        let first = try await Self.parse(messages[0], header: "Auto-Submitted")
+        #expect(first.encoding == "base64")
+        #expect(first.body == "Jürgen wird morgen 40.\r\nGratuliere!")
+        #expect(first.header == "auto-generated")
+        #expect(messages[0].ehlo == "buzz-host.example.net")
+
+        let second = try await Self.parse(messages[1], header: "Auto-Submitted")
+        #expect(second.encoding == "quoted-printable")
+        #expect(second.body.replacingOccurrences(of: "\r\n", with: "\n") == long + "\nshort line  \n")  // the last line break ends the message
+        #expect(second.header == "")  // an ask is the user's own doing
+        let longest = messages[1].data.components(separatedBy: "\r\n").map(\.utf8.count).max() ?? 0
+        #expect(longest <= 78, "a line of \(longest) octets on the wire")
+    }
+
+    /// The EHLO name: the host name when fully qualified, else its canonical name, else none.
+    @Test func ehloNameIsFullyQualifiedWhenKnown() {
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "box.example.org", canonicalName: { _ in nil }) == "box.example.org")
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "box", canonicalName: { _ in "box.lan.example.org." }) == "box.lan.example.org")
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "box", canonicalName: { _ in "box" }) == nil)
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "box", canonicalName: { _ in "localhost.localdomain" }) == nil)
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "box", canonicalName: { _ in "127.0.0.1" }) == nil)
+        #expect(SMTPChannel.fullyQualifiedName(hostname: "", canonicalName: { _ in "x.example.org" }) == nil)
+    }
+
     /// A recipient busy for now (450 to its RCPT) stops the whole transaction
     /// before DATA: nobody gets a copy, and the retry gives each address exactly one.
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))

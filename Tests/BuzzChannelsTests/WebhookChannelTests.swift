@@ -186,6 +186,53 @@ import Testing
         await slack.shutdown()
     }
 
+    /// Matrix: the txn id goes into the path even when the URL has a query
+    /// (`?access_token=…`), and the message is an m.notice with an HTML body, the title in bold.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"), .timeLimit(.minutes(1)))
+    func matrixPutsTheTransactionIDInThePath() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let room = base.absoluteString + "/_matrix/client/v3/rooms/!r:x/send/m.room.message"
+        let matrix = try Self.channel(room + "?access_token=tok-secret-1", preset: .matrix)
+        var message = Self.reminder
+        message.title = "Ada <b>\"The\"</b> & co"
+        message.body = "line 1\nline 2"
+        try await matrix.deliver(message)
+        var options = ChannelConfig.Webhook(target: .url(room + "/"), preset: .matrix)
+        options.msgtype = "m.text"
+        let text = try WebhookChannel(name: "m", options: options, timeout: 5,
+                                      context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()))
+        try await text.deliver(Message(id: "t1", title: "Hi", body: ""))
+        let requests = try await sink.requests()
+        #expect(requests.map(\.method) == ["PUT", "PUT"])
+        #expect(requests.first?.path == "/_matrix/client/v3/rooms/!r:x/send/m.room.message/urn%3Auuid%3A1%2F1%2F2027-03-15?access_token=tok-secret-1")
+        #expect(requests.last?.path == "/_matrix/client/v3/rooms/!r:x/send/m.room.message/t1")
+        let json = try #require(requests.first?.bodyJSON() as? [String: Any])
+        #expect(json["msgtype"] as? String == "m.notice")
+        #expect(json["body"] as? String == "Ada <b>\"The\"</b> & co\nline 1\nline 2")
+        #expect(json["format"] as? String == "org.matrix.custom.html")
+        #expect(json["formatted_body"] as? String
+                == "<b>Ada &lt;b&gt;&quot;The&quot;&lt;/b&gt; &amp; co</b><br>line 1<br>line 2")
+        let plain = try #require(requests.last?.bodyJSON() as? [String: Any])
+        #expect(plain["msgtype"] as? String == "m.text")
+        #expect(plain["formatted_body"] as? String == "<b>Hi</b>")
+        await matrix.shutdown()
+        await text.shutdown()
+    }
+
+    /// Inline header values and URL credentials are secrets; a header that never
+    /// carries one (Content-Type, ntfy's Title) is not scrubbed from replies.
+    @Test func inlineHeadersAndURLCredentialsAreRegistered() throws {
+        let scrubber = SecretScrubber()
+        _ = try Self.channel("http://bob:pa%20ss@127.0.0.1:9/hook",
+                             headers: [("X-Api-Key", .literal("inline key 12345")), ("Content-Type", .literal("application/json")),
+                                       ("Title", .literal("Birthdays"))],
+                             scrubber: scrubber)
+        let basic = Data("bob:pa ss".utf8).base64EncodedString()
+        #expect(scrubber.scrub("want application/json for Birthdays, got inline key 12345, Basic \(basic)")
+                == "want application/json for Birthdays, got ***, Basic ***")
+    }
+
     @Test func missingEnvironmentIsASetupError() throws {
         var options = ChannelConfig.Webhook(target: .environment("NOPE_URL"))
         options.preset = .generic

@@ -24,6 +24,9 @@ default response (``--status``, 200 unless given). A response is a JSON object:
     {"status": 429,                         # default 200
      "headers": {"Retry-After": "7"},       # extra headers
      "body": "text" | "body_base64": "...", # default empty
+     "echo_headers": true | ["Name", ...],  # append the request's headers (all, or
+                                            # those named) to the body, "Name: value"
+                                            # lines, as a careless error page does
      "hang": 5,                             # sleep 5 s before answering
      "close": true,                         # close the connection afterwards
      "drop": true}                          # close without any answer
@@ -198,6 +201,11 @@ class Handler(BaseHTTPRequestHandler):
             payload = base64.b64decode(response["body_base64"])
         else:
             payload = str(response.get("body", "")).encode("utf-8")
+        echo = response.get("echo_headers")
+        if echo:
+            wanted = None if echo is True else {name.lower() for name in echo}
+            payload += "".join(" %s: %s" % (name, value) for name, value in self.headers.items()
+                               if wanted is None or name.lower() in wanted).encode("utf-8")
         try:
             self.send(status, payload, headers=response.get("headers"),
                       close=bool(response.get("close")))

@@ -115,6 +115,7 @@ class Handler:
             "tls": session.ssl is not None,
             "auth": auth,
             "peer": peer,
+            "ehlo": session.host_name,
         }
         line = json.dumps(record) + "\n"
         # One write per message, so a reader never sees half a line.

@@ -459,6 +459,8 @@ struct ReceivedMail: Sendable, Equatable {
     var auth: String?
     /// The client's remote port.
     var peer: Int?
+    /// The name the client gave in EHLO (or HELO).
+    var ehlo: String?
 
     /// The header block, unfolded, as (name, value) pairs.
     var headerFields: [(name: String, value: String)] {
@@ -590,7 +592,8 @@ final class SMTPSink: Sendable {
                                 data: data,
                                 tls: entry["tls"] as? Bool ?? false,
                                 auth: entry["auth"] as? String,
-                                peer: entry["peer"] as? Int)
+                                peer: entry["peer"] as? Int,
+                                ehlo: entry["ehlo"] as? String)
         }
     }
 
