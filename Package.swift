@@ -34,6 +34,8 @@ let package = Package(
         // (list, import, a webhook send…) skip mapping ~40 shared libraries.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CDBus", providers: [.apt(["libdbus-1-dev"])]),
+        // The glibc and Swift-runtime calls Swift cannot reach by itself.
+        .target(name: "CBuzzLinux"),
         // The one owner of libcurl.
         .target(name: "CurlSupport", dependencies: ["CCurl"]),
         // One file per channel adapter, plus the registry.
@@ -58,21 +60,22 @@ let package = Package(
                 "BuzzStore",
                 "BuzzChannels",
                 "CurlSupport",
+                "CBuzzLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             resources: [],
             // Start-up cost, paid by every command (README, "Start-up time"): the
             // release binary exports no dynamic symbols (nothing loads plugins into
-            // it) and is linked at a fixed address, as Go links its binaries: a
-            // position-independent buzz spends ~2.5 ms at every start applying
-            // 131,000 relocations to Swift metadata. Shared libraries stay
-            // position-independent and randomized.
+            // it). Linking it at a fixed address (-no-pie, which saves ~2.5 ms of
+            // relocations per start) is safe only with --static-swift-stdlib: with
+            // the shared Swift runtime, glibc's loader warns "direct reference to
+            // protected function … may break pointer equality" on every run. A
+            // manifest cannot see --static-swift-stdlib, so the static build
+            // commands (README "Install", Benchmarks/lib.sh) pass -no-pie themselves.
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--no-export-dynamic", "-Xclang-linker", "-no-pie"],
-                             .when(configuration: .release)),
+                .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
             ]
         ),
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
@@ -93,7 +96,7 @@ let multiarch = "x86_64-linux-gnu"
 #endif
 let dbusHeaders = ["-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include"]
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CBuzzLinux" {
     var settings = target.swiftSettings ?? []
     settings.append(.unsafeFlags(dbusHeaders))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -1,5 +1,4 @@
 internal import CDBus
-import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -65,7 +64,7 @@ final class DBusConnection: @unchecked Sendable {
 
     private let environment: [String: String]
     private let runUserDirectory: String
-    private let queue = DispatchQueue(label: "BirthdayBuzz.DBusConnection")
+    private let queue = SerialThread(name: "birthdaybuzz.dbus")
     private var connection: OpaquePointer?
     /// libdbus, set when the first connection is opened (so whenever `connection` is set).
     private var lib: LibDBus?

@@ -37,10 +37,12 @@ extension BuzzDatabase {
                 total += session.summary
             }
             // The sets of ids read (100k strings for a large file) are freed on
-            // another thread, not on this one in front of the commit.
+            // another thread, not on this one in front of the commit. A plain
+            // thread, not a Dispatch queue: `buzz run` imports too, and one
+            // libdispatch worker would wake it every second from then on.
             let idSets = sessions.map { $0.takeSeenIDs() } + [seenAnywhere]
             seenAnywhere = []
-            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(idSets) {} }
+            Thread { withExtendedLifetime(idSets) {} }.start()
             return total
         }
     }

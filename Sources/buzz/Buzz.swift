@@ -46,6 +46,10 @@ struct Buzz: AsyncParsableCommand {
                 try await request.run()
             } else {
                 var command = try parseAsRoot()
+                // The daemon's async jobs run on its own threads, set up before
+                // its first job: one libdispatch worker would arm a one-second
+                // monitor for the rest of its life (DaemonRuntime.swift).
+                if command is RunCommand { DaemonExecutor.install() }
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
                 } else {

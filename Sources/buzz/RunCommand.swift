@@ -1,13 +1,11 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzStore
+import CurlSupport
 import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-// `UnixSignal` (`.sigterm`, `.sighup`) and `UnixSignalsSequence` are declared in
-// swift-service-lifecycle's UnixSignals module, which ServiceLifecycle builds with.
-import UnixSignals
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,9 +47,12 @@ struct RunCommand: AsyncParsableCommand {
             })
         // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
         // and the default description would dump the config and environment.
+        // SIGTERM and SIGINT reach the daemon through `DaemonSignals` (no
+        // Dispatch signal source); the daemon then returns and the group ends.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: daemon, serviceName: daemon.description)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup,
+                             serviceName: daemon.description)],
+            gracefulShutdownSignals: [], logger: logger))
         do {
             try await group.run()
         } catch let error as CLIError {
@@ -63,7 +64,7 @@ struct RunCommand: AsyncParsableCommand {
 
     /// A process inherits its signal mask: started by a parent that blocks
     /// SIGTERM or SIGHUP (some test runners and supervisors do), the handlers
-    /// that ServiceLifecycle and `UnixSignalsSequence` install would never run.
+    /// that DaemonSignals installs would never run.
     /// Unblocking them on this thread is enough: the kernel hands a process
     /// signal to any thread that does not block it.
     private static func unblockDaemonSignals() {
@@ -132,6 +133,9 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// Reads the config and templates again; throws what is wrong with them.
     let reload: @Sendable () throws -> DaemonSetup
     let requests = DaemonRequests()
+    /// Where passes run: libcurl transfers happen inline on its thread, never
+    /// on a Dispatch queue (whose worker would wake an idle daemon every second).
+    let delivery = BlockingExecutor(name: "birthdaybuzz.run.deliver")
 
     /// A failed pass (database locked, disk full) is tried again after this
     /// many seconds, doubling per failure up to `maxRetryDelay`.
@@ -146,25 +150,19 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     func run() async throws {
         // SIGHUP must be trapped before the pid file names this process: a
         // command that signals a daemon still starting would otherwise kill it.
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let requests = requests, timer = timer
+        try DaemonSignals.start { signal in
+            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
+            timer.wake()
+        }
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
         logger.info("started (pid \(getpid()), data dir \(dataDirectory))")
-        let requests = requests, timer = timer
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask {
-                for await _ in hangups {
-                    requests.requestReload()
-                    timer.wake()
-                }
-            }
-            try await withGracefulShutdownHandler {
-                try await loop()
-            } onGracefulShutdown: {
-                requests.requestStop()
-                timer.wake()
-            }
-            group.cancelAll()
+        try await withGracefulShutdownHandler {
+            try await loop()
+        } onGracefulShutdown: {
+            requests.requestStop()
+            timer.wake()
         }
         logger.info("stopped")
     }
@@ -217,7 +215,9 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
             if requests.stopRequested { return nil }
             let requests = self.requests
-            report = try await dispatcher.pass(contacts: contacts, now: now, shouldStop: { requests.stopRequested })
+            report = try await delivery.run {
+                try await dispatcher.pass(contacts: contacts, now: now, shouldStop: { requests.stopRequested })
+            }
         }
         log(report, contacts: contacts)
         let next = try dispatcher.nextWake(contacts: contacts, now: now)

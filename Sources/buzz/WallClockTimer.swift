@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -8,8 +7,8 @@ import Synchronization
 /// TFD_TIMER_CANCEL_ON_SET`: the kernel fires it at the instant even across a
 /// suspend, and wakes it early when the wall clock jumps (settimeofday, an NTP
 /// step, resume from suspend), so `run` never oversleeps a birthday. The fd is
-/// watched by a Dispatch read source (epoll on Dispatch's own thread): no thread
-/// of Swift's cooperative pool is held, and nothing wakes between events.
+/// watched by a thread of the timer's own, blocked in poll(2): no thread of
+/// Swift's cooperative pool is held, and nothing wakes between events.
 ///
 /// ```swift
 /// let timer = try WallClockTimer()
@@ -46,9 +45,8 @@ final class WallClockTimer: Sendable {
 
     private let descriptor: Int32
     private let shared = Shared()
-    /// The Dispatch source watching the fd (in a Mutex because Dispatch's
-    /// sources are not marked Sendable; only `deinit` touches it again).
-    private let source: Mutex<(any DispatchSourceRead)?>
+    /// The write end of the pipe that stops the poll thread.
+    private let stopWrite: Int32
 
     init() throws {
         guard let calls = TimerFD.calls else {
@@ -59,34 +57,54 @@ final class WallClockTimer: Sendable {
             throw CLIError.runtime("cannot create the wake-up timer (timerfd_create: \(String(cString: strerror(errno))))")
         }
         descriptor = fd
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd,
-                                                   queue: DispatchQueue(label: "birthdaybuzz.wall-clock-timer"))
-        let shared = shared
-        source.setEventHandler {
-            var expirations: UInt64 = 0
-            let count = read(fd, &expirations, MemoryLayout<UInt64>.size)
-            let wake: Wake
-            if count == MemoryLayout<UInt64>.size {
-                wake = .due
-            } else if count < 0, errno == ECANCELED {
-                wake = .clockChanged
-            } else {
-                return  // EAGAIN: re-armed since it became readable
-            }
-            let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
-                if let waiter = state.waiter.take() { return waiter }
-                if state.pending != .woken { state.pending = wake }
-                return nil
-            }
-            waiter?.resume(returning: wake)
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            throw CLIError.runtime("cannot make the timer's stop pipe (pipe: \(String(cString: strerror(errno))))")
         }
-        source.setCancelHandler { close(fd) }
-        source.resume()
-        self.source = Mutex(source)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let stopRead = ends[0]
+        stopWrite = ends[1]
+        let shared = shared
+        // A thread of its own blocked in poll(2) on the timerfd and the stop
+        // pipe: nothing runs until one of them has news (no Dispatch source,
+        // whose worker would arm libdispatch's one-second monitor; see DaemonExecutor).
+        let thread = Thread {
+            var watched = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
+            while true {
+                if poll(&watched, 2, -1) < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                if watched[1].revents != 0 { break }  // deinit closed the write end
+                guard watched[0].revents & Int16(POLLIN) != 0 else { continue }
+                var expirations: UInt64 = 0
+                let count = read(fd, &expirations, MemoryLayout<UInt64>.size)
+                let wake: Wake
+                if count == MemoryLayout<UInt64>.size {
+                    wake = .due
+                } else if count < 0, errno == ECANCELED {
+                    wake = .clockChanged
+                } else {
+                    continue  // EAGAIN: re-armed since it became readable
+                }
+                let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
+                    if let waiter = state.waiter.take() { return waiter }
+                    if state.pending != .woken { state.pending = wake }
+                    return nil
+                }
+                waiter?.resume(returning: wake)
+            }
+            close(fd)
+            close(stopRead)
+        }
+        thread.name = "birthdaybuzz.timer"
+        thread.start()
     }
 
     deinit {
-        source.withLock { $0?.cancel() }  // its cancel handler closes the fd
+        close(stopWrite)  // the poll thread sees the hang-up, closes the timerfd and ends
     }
 
     /// Waits until `instant` (seconds since 1970; a past instant returns at
