@@ -53,10 +53,12 @@ class Recorder:
             start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
             return [body]
         report = None
+        # Read the whole body here: a reply Radicale gives without reading it
+        # (a redirect) must not leave it on the kept-alive connection.
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        data = environ["wsgi.input"].read(length) if length > 0 else b""
+        environ["wsgi.input"] = io.BytesIO(data)
         if method == "REPORT":
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-            data = environ["wsgi.input"].read(length)
-            environ["wsgi.input"] = io.BytesIO(data)
             # The first element after the XML declaration names the report.
             for match in REPORT_ROOT.finditer(data):
                 if match.group(1) not in (b"xml",) and not data[match.start() + 1:match.start() + 2] in (b"?", b"!"):
