@@ -79,7 +79,9 @@ public final class CardDAVClient: Sendable {
     /// through `/.well-known/carddav` → `current-user-principal` →
     /// `addressbook-home-set` → PROPFIND depth 1.
     public func discover() async throws -> [AddressBook] {
-        let properties = ["<D:resourcetype/>", "<D:displayname/>", "<CS:getctag/>", "<D:sync-token/>",
+        // Not getctag or sync-token: Radicale hashes the whole book for either
+        // (0.75 s for 10,000 cards); supported-report-set tells sync-collection apart for free.
+        let properties = ["<D:resourcetype/>", "<D:displayname/>", "<D:supported-report-set/>",
                           "<D:current-user-principal/>", "<C:addressbook-home-set/>"]
         var home: Location?
         var principal: Location?
@@ -113,7 +115,7 @@ public final class CardDAVClient: Sendable {
         guard let home else {
             throw CardDAVError(.permanent, "\(configuration.name): \(base.display) names no address book home (addressbook-home-set); give the address book's own URL as url")
         }
-        let (answer, at) = try await propfind(home, depth: 1, properties: Array(properties.prefix(4)), followRedirects: true)
+        let (answer, at) = try await propfind(home, depth: 1, properties: Array(properties.prefix(3)), followRedirects: true)
         let books = try answer.responses
             .filter { $0.hasResourceType("addressbook", DAVNamespace.cardDAV) }
             .map { try book($0, at: at) }
@@ -122,9 +124,11 @@ public final class CardDAVClient: Sendable {
 
     private func book(_ response: DAVResponse, at location: Location) throws -> AddressBook {
         let url = try resolve(response.href, against: location)
+        let reports = response.property("supported-report-set")?.children("supported-report")
+            .compactMap { $0.child("report")?.children.first?.name } ?? []
         return AddressBook(url: url.string, href: url.path, displayName: response.text("displayname"),
                            ctag: response.text("getctag", DAVNamespace.calendarServer),
-                           supportsSyncCollection: response.text("sync-token") != nil)
+                           supportsSyncCollection: reports.contains("sync-collection") || response.text("sync-token") != nil)
     }
 
     /// The books `books =` names (by display name, href or last path segment), in that order.
@@ -162,13 +166,13 @@ public final class CardDAVClient: Sendable {
             if let incremental = try await syncCollection(location, token: token, state: state) {
                 changes = incremental
             } else {
-                changes = try await fullSync(location, state: state, resynced: true)
+                changes = try await fullSync(location, state: state, resynced: true, tokens: true)
             }
         } else if !book.supportsSyncCollection, let state, let ctag = state.ctag,
                   try await currentCTag(location) == ctag {
             changes = ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil, state: state, requests: 0)
         } else {
-            changes = try await fullSync(location, state: state ?? SyncState(), resynced: false)
+            changes = try await fullSync(location, state: state ?? SyncState(), resynced: false, tokens: book.supportsSyncCollection)
         }
         changes.requests = requestsMade - before
         return changes
@@ -219,9 +223,11 @@ public final class CardDAVClient: Sendable {
 
     /// Lists every card's ETag (PROPFIND depth 1, which also yields the new
     /// sync-token and ctag), then fetches those whose ETag is not in `state`.
-    private func fullSync(_ location: Location, state: SyncState, resynced: Bool) async throws -> ChangeSet {
+    /// With `tokens` the listing asks for the sync-token, else for the ctag
+    /// (not both: each costs Radicale a hash of the whole book).
+    private func fullSync(_ location: Location, state: SyncState, resynced: Bool, tokens: Bool) async throws -> ChangeSet {
         let (answer, _) = try await propfind(location, depth: 1,
-                                             properties: ["<D:resourcetype/>", "<D:getetag/>", "<CS:getctag/>", "<D:sync-token/>"],
+                                             properties: ["<D:resourcetype/>", "<D:getetag/>", tokens ? "<D:sync-token/>" : "<CS:getctag/>"],
                                              followRedirects: false)
         var listing: [String: String] = [:]
         var next = SyncState()
@@ -262,16 +268,25 @@ public final class CardDAVClient: Sendable {
         var cards: [RemoteCard] = []
         cards.reserveCapacity(hrefs.count)
         var missing: [String] = []
-        var start = 0
-        while start < hrefs.count {
-            let batch = hrefs[start..<min(start + CardDAVClient.multigetBatch, hrefs.count)]
-            start += batch.count
+        let batches = stride(from: 0, to: hrefs.count, by: CardDAVClient.multigetBatch).map {
+            Array(hrefs[$0..<min($0 + CardDAVClient.multigetBatch, hrefs.count)])
+        }
+        @Sendable func request(_ batch: [String]) async throws -> HTTPResponse? {
             var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><C:addressbook-multiget xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:prop><D:getetag/><C:address-data/></D:prop>"
             for href in batch { body += "<D:href>" + xmlEscaped(href) + "</D:href>" }
             body += "</C:addressbook-multiget>"
-            guard let response = try await send("REPORT", location,
-                                                headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "1")],
-                                                body: Array(body.utf8), expecting: [207]) else { continue }
+            return try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "1")],
+                                  body: Array(body.utf8), expecting: [207])
+        }
+        // The next batch is asked for while this one is parsed: the server
+        // prepares its answer while we read ours (one request in flight).
+        var next: Task<HTTPResponse?, any Error>? = batches.first.map { batch in Task { try await request(batch) } }
+        defer { next?.cancel() }
+        for (index, batch) in batches.enumerated() {
+            guard let pending = next else { break }
+            let reply = try await pending.value
+            next = index + 1 < batches.count ? Task { [batch = batches[index + 1]] in try await request(batch) } : nil
+            guard let response = reply else { continue }
             let answer = try multistatus(response, from: location, method: "REPORT")
             var seen = Set<String>()
             for item in answer.responses {
