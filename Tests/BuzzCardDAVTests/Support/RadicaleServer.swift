@@ -97,41 +97,12 @@ final class RadicaleServer: Sendable {
             arguments += ["--tls", certificate, key]
             caFile = ca
         }
-        let stdoutURL = directory.appendingPathComponent("stdout")
-        let stderrURL = directory.appendingPathComponent("stderr")
-        try Data().write(to: stdoutURL)
-        try Data().write(to: stderrURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: RadicaleGate.python)
-        process.arguments = arguments
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
-        try process.run()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while true {
-            let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-            if output.hasSuffix("\n"), let line = output.split(separator: "\n").first {
-                let parts = line.split(separator: " ")
-                guard parts.count == 2, parts[0] == "READY", let port = Int(parts[1]) else {
-                    process.terminate()
-                    throw RadicaleError(description: "radicale_server.py printed \(line)")
-                }
-                return RadicaleServer(port: port, tls: tls, directory: directory, caFile: caFile, process: process,
-                                      stdin: stdin.fileHandleForWriting)
-            }
-            if !process.isRunning || clock.now > deadline {
-                if process.isRunning { process.terminate() }
-                let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-                try? fileManager.removeItem(at: directory)
-                throw RadicaleError(description: "Radicale did not start: \(stderr)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            let (process, stdin, port) = try await launchServer(arguments, in: directory)
+            return RadicaleServer(port: port, tls: tls, directory: directory, caFile: caFile, process: process, stdin: stdin)
+        } catch {
+            try? fileManager.removeItem(at: directory)
+            throw error
         }
     }
 
@@ -221,6 +192,82 @@ final class RadicaleServer: Sendable {
     func clearRequests() async throws {
         _ = try await setup.http(HTTPRequest(url: url + "/__requests", method: "DELETE", timeout: 10,
                                              security: TransferSecurity(caFile: caFile)))
+    }
+}
+
+/// Runs `RadicaleGate.python arguments…` with stdout and stderr in files in
+/// `directory` and waits (up to 30 s) for its `READY <port>` line.
+func launchServer(_ arguments: [String], in directory: URL) async throws -> (Process, FileHandle, Int) {
+    let stdoutURL = directory.appendingPathComponent("stdout")
+    let stderrURL = directory.appendingPathComponent("stderr")
+    try Data().write(to: stdoutURL)
+    try Data().write(to: stderrURL)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: RadicaleGate.python)
+    process.arguments = arguments
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+    process.standardError = try FileHandle(forWritingTo: stderrURL)
+    var environment = ProcessInfo.processInfo.environment
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    process.environment = environment
+    try process.run()
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(30)
+    while true {
+        let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+        if output.hasSuffix("\n"), let line = output.split(separator: "\n").first {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, parts[0] == "READY", let port = Int(parts[1]) else {
+                process.terminate()
+                throw RadicaleError(description: "\(arguments.first ?? "server") printed \(line)")
+            }
+            return (process, stdin.fileHandleForWriting, port)
+        }
+        if !process.isRunning || clock.now > deadline {
+            if process.isRunning { process.terminate() }
+            let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+            throw RadicaleError(description: "\(arguments.first ?? "server") did not start: \(stderr)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// `Servers/scripted_server.py`: answers each path as the test scripted it
+/// (for what a real Radicale cannot be made to do: foreign redirects, bad XML, 5xx).
+final class ScriptedServer: Sendable {
+    let port: Int
+    let directory: URL
+    private let process: Mutex<(Process, FileHandle)?>
+
+    /// `script`: path → ["status": Int, "headers": [String: String], "body": String]; "{port}" is replaced.
+    init(_ script: [String: [String: any Sendable]]) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-scripted-" + UUID().uuidString.lowercased())
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let scriptFile = directory.appendingPathComponent("script.json")
+        try JSONSerialization.data(withJSONObject: script).write(to: scriptFile)
+        let server = Bundle.module.resourceURL!.appendingPathComponent("Servers/scripted_server.py").path
+        let (process, stdin, port) = try await launchServer([server, scriptFile.path, "--exit-on-eof"], in: directory)
+        self.port = port
+        self.process = Mutex((process, stdin))
+    }
+
+    deinit { stop() }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func stop() {
+        guard let (process, stdin) = process.withLock({ state -> (Process, FileHandle)? in
+            defer { state = nil }
+            return state
+        }) else { return }
+        try? stdin.close()
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 }
 
