@@ -158,28 +158,34 @@ public final class CardDAVClient: Sendable {
     /// sync-collection: ctag unchanged means nothing to do; else the ETags are
     /// listed and only changed cards fetched. A full listing (`listing` set)
     /// is complete: whatever of this book is not in it is gone.
-    public func sync(book: AddressBook, since state: SyncState?) async throws -> ChangeSet {
+    ///
+    /// `progress` is told (cards fetched, cards to fetch) after each multiget
+    /// batch, for a progress bar on a long first sync.
+    public func sync(book: AddressBook, since state: SyncState?,
+                     progress: (@Sendable (_ fetched: Int, _ total: Int) -> Void)? = nil) async throws -> ChangeSet {
         let before = requestsMade
         let location = try resolve(book.url, against: base)
         var changes: ChangeSet
         if book.supportsSyncCollection, let state, let token = state.syncToken {
-            if let incremental = try await syncCollection(location, token: token, state: state) {
+            if let incremental = try await syncCollection(location, token: token, state: state, progress: progress) {
                 changes = incremental
             } else {
-                changes = try await fullSync(location, state: state, resynced: true, tokens: true)
+                changes = try await fullSync(location, state: state, resynced: true, tokens: true, progress: progress)
             }
         } else if !book.supportsSyncCollection, let state, let ctag = state.ctag,
                   try await currentCTag(location) == ctag {
             changes = ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil, state: state, requests: 0)
         } else {
-            changes = try await fullSync(location, state: state ?? SyncState(), resynced: false, tokens: book.supportsSyncCollection)
+            changes = try await fullSync(location, state: state ?? SyncState(), resynced: false, tokens: book.supportsSyncCollection,
+                                         progress: progress)
         }
         changes.requests = requestsMade - before
         return changes
     }
 
     /// sync-collection from `token`; nil when the server refuses the token.
-    private func syncCollection(_ location: Location, token: String, state: SyncState) async throws -> ChangeSet? {
+    private func syncCollection(_ location: Location, token: String, state: SyncState,
+                                progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
         var state = state
         var changed: [String] = []
         var removed: [String] = []
@@ -213,7 +219,7 @@ public final class CardDAVClient: Sendable {
         }
         let changedSet = Set(changed)
         removed = removed.filter { !changedSet.contains($0) }
-        let (cards, vanished) = try await multiget(location, hrefs: Array(changedSet).sorted())
+        let (cards, vanished) = try await multiget(location, hrefs: Array(changedSet).sorted(), progress: progress)
         for href in removed + vanished { state.etags[href] = nil }
         for card in cards { state.etags[card.href] = card.etag ?? "" }
         state.syncToken = token
@@ -225,7 +231,8 @@ public final class CardDAVClient: Sendable {
     /// sync-token and ctag), then fetches those whose ETag is not in `state`.
     /// With `tokens` the listing asks for the sync-token, else for the ctag
     /// (not both: each costs Radicale a hash of the whole book).
-    private func fullSync(_ location: Location, state: SyncState, resynced: Bool, tokens: Bool) async throws -> ChangeSet {
+    private func fullSync(_ location: Location, state: SyncState, resynced: Bool, tokens: Bool,
+                          progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet {
         let (answer, _) = try await propfind(location, depth: 1,
                                              properties: ["<D:resourcetype/>", "<D:getetag/>", tokens ? "<D:sync-token/>" : "<CS:getctag/>"],
                                              followRedirects: false)
@@ -244,7 +251,7 @@ public final class CardDAVClient: Sendable {
             listing[href] = item.text("getetag") ?? ""
         }
         let wanted = listing.filter { href, etag in etag.isEmpty || state.etags[href] != etag }.keys.sorted()
-        let (cards, vanished) = try await multiget(location, hrefs: wanted)
+        let (cards, vanished) = try await multiget(location, hrefs: wanted, progress: progress)
         for href in vanished { listing[href] = nil }
         next.etags = listing
         for card in cards { next.etags[card.href] = card.etag ?? listing[card.href] ?? "" }
@@ -264,7 +271,8 @@ public final class CardDAVClient: Sendable {
         try await multiget(try resolve(book.url, against: base), hrefs: hrefs)
     }
 
-    private func multiget(_ location: Location, hrefs: [String]) async throws -> (cards: [RemoteCard], missing: [String]) {
+    private func multiget(_ location: Location, hrefs: [String], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws
+        -> (cards: [RemoteCard], missing: [String]) {
         var cards: [RemoteCard] = []
         cards.reserveCapacity(hrefs.count)
         var missing: [String] = []
@@ -304,6 +312,7 @@ public final class CardDAVClient: Sendable {
                 let absent = asked.subtracting(answered)
                 throw CardDAVError(.permanent, "\(configuration.name): \(location.display) left \(absent.count) of \(batch.count) cards out of its addressbook-multiget answer (first: \(absent.sorted()[0]))")
             }
+            progress?(cards.count + missing.count, hrefs.count)
         }
         return (cards, missing)
     }

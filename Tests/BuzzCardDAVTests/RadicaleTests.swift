@@ -1,6 +1,7 @@
 import BirthdayBuzz
 @testable import BuzzCardDAV
 import Foundation
+import Synchronization
 import Testing
 
 /// The CardDAV client against a real Radicale (DESIGN §3a, §8): no mock of the protocol.
@@ -60,7 +61,11 @@ struct RadicaleTests {
         let client = try Self.client(server)
         let book = try await Self.book(client, "Contacts")
 
-        let first = try await client.sync(book: book, since: nil)
+        let reported = Mutex<[Int]>([])
+        let first = try await client.sync(book: book, since: nil) { fetched, total in
+            reported.withLock { $0.append(fetched * 10 + total) }
+        }
+        #expect(reported.withLock { $0 } == [33])  // 3 of 3 after the one batch
         #expect(first.method == .full(resynced: false))
         #expect(first.changed.map(\.href).sorted() == ["/alice/contacts/ann.vcf", "/alice/contacts/bob.vcf", "/alice/contacts/cy.vcf"])
         #expect(first.changed.allSatisfy { $0.text.contains("BDAY:1990-05-17") && $0.etag != nil })
