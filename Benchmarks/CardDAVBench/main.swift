@@ -30,7 +30,12 @@ do {
         let changes = try await client.sync(book: book, since: state)
         let took = clock.now - start
         state = changes.state
-        print("sync \(round) \(changes.method) \(changes.changed.count) \(changes.removed.count) \(changes.requests) \(seconds(took))")
+        let method = switch changes.method {
+        case .unchanged: "unchanged"
+        case .incremental: "incremental"
+        case .full(let resynced): resynced ? "full-resync" : "full"
+        }
+        print("sync \(round) \(method) \(changes.changed.count) \(changes.removed.count) \(changes.requests) \(seconds(took))")
     }
 } catch {
     FileHandle.standardError.write(Data("carddav-bench: \(error)\n".utf8))
