@@ -127,7 +127,6 @@ public final class CardDAVClient: Sendable {
         let reports = response.property("supported-report-set")?.children("supported-report")
             .compactMap { $0.child("report")?.children.first?.name } ?? []
         return AddressBook(url: url.string, href: url.path, displayName: response.text("displayname"),
-                           ctag: response.text("getctag", DAVNamespace.calendarServer),
                            supportsSyncCollection: reports.contains("sync-collection") || response.text("sync-token") != nil)
     }
 
@@ -194,7 +193,8 @@ public final class CardDAVClient: Sendable {
         for _ in 0..<100 {
             let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\"><D:sync-token>"
                 + xmlEscaped(token) + "</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>"
-            let response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8")],
+            // RFC 6578: Depth 0 (the default, said outright for servers that assume another).
+            let response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
                                           body: Array(body.utf8), expecting: [207], refusedToken: true)
             guard let response else { return nil }
             let answer = try multistatus(response, from: location, method: "REPORT")
@@ -283,7 +283,8 @@ public final class CardDAVClient: Sendable {
             var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><C:addressbook-multiget xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:prop><D:getetag/><C:address-data/></D:prop>"
             for href in batch { body += "<D:href>" + xmlEscaped(href) + "</D:href>" }
             body += "</C:addressbook-multiget>"
-            return try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "1")],
+            // RFC 6352 8.7: the server ignores Depth, which should be 0.
+            return try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
                                   body: Array(body.utf8), expecting: [207])
         }
         // The next batch is asked for while this one is parsed: the server

@@ -37,16 +37,13 @@ public struct AddressBook: Sendable, Codable, Equatable {
     /// Its href as the server wrote it (`/dav/alice/contacts/`).
     public var href: String
     public var displayName: String?
-    /// The CalendarServer ctag when the server keeps one.
-    public var ctag: String?
-    /// Whether the server offered a sync-token (RFC 6578 sync-collection).
+    /// Whether the server offers RFC 6578 sync-collection (its supported-report-set, or a sync-token).
     public var supportsSyncCollection: Bool
 
-    public init(url: String, href: String, displayName: String?, ctag: String?, supportsSyncCollection: Bool) {
+    public init(url: String, href: String, displayName: String?, supportsSyncCollection: Bool) {
         self.url = url
         self.href = href
         self.displayName = displayName
-        self.ctag = ctag
         self.supportsSyncCollection = supportsSyncCollection
     }
 }

@@ -57,7 +57,7 @@ struct ServerRulesTests {
         defer { server.stop() }
         let client = try Self.client(server)
         func book(_ path: String) -> AddressBook {
-            AddressBook(url: server.url + path, href: path, displayName: nil, ctag: nil, supportsSyncCollection: true)
+            AddressBook(url: server.url + path, href: path, displayName: nil, supportsSyncCollection: true)
         }
         let moved = await Self.error { _ = try await client.sync(book: book("/moved/"), since: nil) }
         #expect(moved?.kind == .permanent && moved?.description.contains("answered 301 to PROPFIND") == true)
