@@ -94,6 +94,21 @@ struct RadicaleTests {
         #expect(next.requests == 2)
     }
 
+    @Test func hrefsWithSpacesAndNonASCIIAreFetchedAndWrittenBack() async throws {
+        let server = try await Self.seeded()
+        defer { server.stop() }
+        try await server.putCard("contacts", "J%C3%B6rg%20M%C3%BCller%20%26%20Co.vcf", card("jm", "Jörg Müller"))
+        let client = try Self.client(server)
+        let book = try await Self.book(client, "Contacts")
+        let first = try await client.sync(book: book, since: nil)
+        let href = try #require(first.changed.first { $0.text.contains("Jörg") }?.href)
+        #expect(href.hasPrefix("/alice/contacts/J"))
+        try await client.writeBirthday(href: href, property: "BDAY:1970-01-02")
+        let next = try await client.sync(book: book, since: first.state)
+        #expect(next.changed.map(\.href) == [href])
+        #expect(next.changed.first?.text.contains("BDAY:1970-01-02") == true)
+    }
+
     @Test func anInvalidatedTokenMeansOneFullResyncThatFetchesOnlyWhatChanged() async throws {
         let server = try await Self.seeded()
         defer { server.stop() }

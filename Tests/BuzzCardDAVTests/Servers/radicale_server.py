@@ -24,6 +24,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import urllib.parse
 import wsgiref.handlers
 import wsgiref.simple_server
 
@@ -84,6 +85,14 @@ class Handler(wsgiref.simple_server.WSGIRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def get_environ(self):
+        env = super().get_environ()
+        # As Radicale's own server does: wsgiref decodes the path as Latin-1 only.
+        env["PATH_INFO"] = urllib.parse.unquote(self.path.split("?", 1)[0])
+        if isinstance(self.connection, ssl.SSLSocket):
+            env["HTTPS"] = "on"
+        return env
 
     def handle(self):
         # wsgiref handles one request per connection; loop for keep-alive.
