@@ -207,8 +207,10 @@ public final class CardDAVClient: Sendable {
                 }
                 if item.status == 404 {
                     removed.append(href)
-                } else if let etag = item.text("getetag"), state.etags[href] != etag {
-                    changed.append(href)
+                } else if item.property("resourcetype")?.child("collection") == nil {
+                    // Changed, unless its ETag is the one we hold (our own write-back); none said: fetch it.
+                    let etag = item.text("getetag")
+                    if etag == nil || state.etags[href] != etag { changed.append(href) }
                 }
             }
             guard let next = answer.syncToken else {
