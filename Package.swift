@@ -43,6 +43,11 @@ let package = Package(
             name: "BuzzChannels",
             dependencies: ["BirthdayBuzz", "CurlSupport", "CDBus"]
         ),
+        // The CardDAV client (RFC 6352/6578/6764) the carddav source plugs in.
+        .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport"]),
+        // Drives BuzzCardDAV for Benchmarks/carddav.sh (until `buzz sync` does).
+        .executableTarget(name: "carddav-bench", dependencies: ["BuzzCardDAV", "BirthdayBuzz"],
+                          path: "Benchmarks/CardDAVBench"),
         // A recording channel, a fixed clock and the conformance suite every adapter runs.
         .target(name: "BuzzTestKit", dependencies: ["BirthdayBuzz"]),
         .target(
@@ -82,6 +87,8 @@ let package = Package(
         .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BuzzCardDAVTests", dependencies: ["BuzzCardDAV", "BirthdayBuzz", "CurlSupport"],
+                    resources: [.copy("Servers")]),
         .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
     ]
 )

@@ -8,7 +8,8 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
 packages=(libsqlite3-dev libcurl4-openssl-dev libdbus-1-dev pkg-config)
 if [ "$mode" = test ]; then
-  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl)
+  # python3-radicale: the CardDAV server BuzzCardDAVTests start (Radicale 3.1 on Debian 12).
+  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl python3-radicale)
 fi
 missing=()
 for p in "${packages[@]}"; do

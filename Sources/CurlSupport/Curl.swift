@@ -104,6 +104,8 @@ final class CurlEasy {
     var responseHeaders: [(String, String)] = []
     /// Caps what is kept of a reply (the rest is read and dropped).
     var responseLimit = 1 << 20
+    /// The reply had more than `responseLimit` bytes.
+    var responseTruncated = false
     /// The protocol set configured on this handle (options set once).
     var configuredProtocols: String?
     /// With `recordServerReplies`: the server's last failing (4xx/5xx) reply line
@@ -230,6 +232,7 @@ final class CurlEasy {
         lastServerReply = nil
         responseBody.removeAll(keepingCapacity: true)
         responseHeaders.removeAll(keepingCapacity: true)
+        responseTruncated = false
         bodyOffset = 0
         errorBuffer[0] = 0
         let multi = UnsafeMutableRawPointer(self.multi)
@@ -287,6 +290,7 @@ final class CurlEasy {
     fileprivate func received(_ bytes: UnsafeRawBufferPointer) {
         let room = responseLimit - responseBody.count
         if room > 0 { responseBody.append(contentsOf: bytes.prefix(room)) }
+        if bytes.count > room { responseTruncated = true }
     }
 
     fileprivate func receivedHeader(_ bytes: UnsafeRawBufferPointer) {

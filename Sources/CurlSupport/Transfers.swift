@@ -10,15 +10,20 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer timeout, seconds.
     public var timeout: Double
     public var security: TransferSecurity
+    /// How much of the reply body is kept (the rest is read and dropped;
+    /// `HTTPResponse.isTruncated` tells). 1 MiB suits webhooks; a CardDAV
+    /// multiget of cards with photos needs more.
+    public var responseLimit: Int
 
     public init(url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-                timeout: Double = 10, security: TransferSecurity = TransferSecurity()) {
+                timeout: Double = 10, security: TransferSecurity = TransferSecurity(), responseLimit: Int = 1 << 20) {
         self.url = url
         self.method = method
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.security = security
+        self.responseLimit = responseLimit
     }
 }
 
@@ -26,8 +31,10 @@ public struct HTTPRequest: Sendable {
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
-    /// The reply body, up to 1 MiB.
+    /// The reply body, up to the request's `responseLimit` (1 MiB by default).
     public var body: [UInt8]
+    /// The server sent more than `responseLimit` bytes; `body` holds the first ones.
+    public var isTruncated = false
 
     /// The first header of that name (case-insensitive).
     public func header(_ name: String) -> String? {
@@ -76,6 +83,7 @@ extension CurlSession {
             try easy.set(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1_000))
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(request.timeout, 10) * 1_000))
             try easy.setSecurity(request.security)
+            easy.responseLimit = request.responseLimit
             // An empty Expect: avoids libcurl's 100-continue wait on larger bodies.
             var lines = request.headers.map { $0.name + ": " + $0.value }
             lines.append("Expect:")
@@ -89,9 +97,12 @@ extension CurlSession {
                 try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
             }
             try easy.perform()
-            return HTTPResponse(status: easy.info(CURLINFO_RESPONSE_CODE),
-                                headers: easy.responseHeaders.map { (name: $0.0, value: $0.1) },
-                                body: easy.responseBody)
+            var response = HTTPResponse(status: easy.info(CURLINFO_RESPONSE_CODE),
+                                        headers: easy.responseHeaders.map { (name: $0.0, value: $0.1) },
+                                        body: easy.responseBody)
+            response.isTruncated = easy.responseTruncated
+            if easy.responseBody.capacity > 4 << 20 { easy.responseBody = [] }  // a large reply's buffer is not kept
+            return response
         }
     }
 

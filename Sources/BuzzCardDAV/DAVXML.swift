@@ -1,0 +1,184 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// XML namespaces CardDAV speaks.
+enum DAVNamespace {
+    static let dav = "DAV:"
+    static let cardDAV = "urn:ietf:params:xml:ns:carddav"
+    static let calendarServer = "http://calendarserver.org/ns/"
+}
+
+/// One element of a parsed WebDAV reply: its namespace-qualified name, its
+/// own text (character data directly inside it) and its child elements.
+struct DAVElement: Sendable {
+    var namespace: String
+    var name: String
+    var text: String
+    var children: [DAVElement]
+
+    /// The first child with that name.
+    func child(_ name: String, _ namespace: String = DAVNamespace.dav) -> DAVElement? {
+        children.first { $0.name == name && $0.namespace == namespace }
+    }
+
+    /// Every child with that name.
+    func children(_ name: String, _ namespace: String = DAVNamespace.dav) -> [DAVElement] {
+        children.filter { $0.name == name && $0.namespace == namespace }
+    }
+
+    func `is`(_ name: String, _ namespace: String = DAVNamespace.dav) -> Bool {
+        self.name == name && self.namespace == namespace
+    }
+
+    /// The text without surrounding white space (hrefs, ETags, tokens).
+    var trimmedText: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+}
+
+/// The XML could not be read; `reason` is the parser's, on one line.
+struct MalformedXML: Error, Sendable {
+    var reason: String
+}
+
+/// Reads XML with Foundation's parser (libxml2 underneath; external entities
+/// are not resolved) into a `DAVElement` tree. Never traps on bad input.
+enum DAVXML {
+    static func parse(_ bytes: [UInt8]) throws(MalformedXML) -> DAVElement {
+        let parser = XMLParser(data: Data(bytes))
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        let builder = TreeBuilder()
+        parser.delegate = builder
+        let parsed = parser.parse()
+        guard parsed, builder.failure == nil, let root = builder.root else {
+            let reason = builder.failure ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "no document element"
+            throw MalformedXML(reason: reason.replacingOccurrences(of: "\n", with: " "))
+        }
+        return root
+    }
+}
+
+/// Builds the tree from the parser's events. Depth is bounded so that a hostile
+/// reply nesting elements without end cannot exhaust memory through the stack.
+private final class TreeBuilder: NSObject, XMLParserDelegate {
+    var stack: [DAVElement] = []
+    var root: DAVElement?
+    var failure: String?
+    static let maxDepth = 256
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        guard stack.count < TreeBuilder.maxDepth else {
+            failure = "elements nested deeper than \(TreeBuilder.maxDepth)"
+            parser.abortParsing()
+            return
+        }
+        stack.append(DAVElement(namespace: namespaceURI ?? "", name: elementName, text: "", children: []))
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        guard let element = stack.popLast() else { return }
+        if stack.isEmpty {
+            root = element
+        } else {
+            stack[stack.count - 1].children.append(element)
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        guard !stack.isEmpty else { return }
+        stack[stack.count - 1].text += string
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        guard !stack.isEmpty else { return }
+        stack[stack.count - 1].text += String(decoding: CDATABlock, as: UTF8.self)
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        if failure == nil { failure = "\(parseError.localizedDescription)" }
+    }
+}
+
+/// One `<response>` of a 207 Multi-Status reply.
+struct DAVResponse: Sendable {
+    /// The href as the server wrote it (a path, or an absolute URL).
+    var href: String
+    /// The response-level status (sync-collection marks removed members 404 here).
+    var status: Int?
+    /// The properties the server found (propstat 200), by name.
+    var properties: [DAVElement]
+    /// Properties reported missing or forbidden (other propstats), by name.
+    var missing: [String]
+
+    func property(_ name: String, _ namespace: String = DAVNamespace.dav) -> DAVElement? {
+        properties.first { $0.is(name, namespace) }
+    }
+
+    /// The property's text, trimmed; nil when absent or empty.
+    func text(_ name: String, _ namespace: String = DAVNamespace.dav) -> String? {
+        guard let value = property(name, namespace)?.trimmedText, !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Whether `resourcetype` holds the named type.
+    func hasResourceType(_ name: String, _ namespace: String) -> Bool {
+        property("resourcetype")?.child(name, namespace) != nil
+    }
+
+    /// The href inside a property (`<current-user-principal><href>…`).
+    func hrefs(in name: String, _ namespace: String = DAVNamespace.dav) -> [String] {
+        (property(name, namespace)?.children("href") ?? []).map(\.trimmedText).filter { !$0.isEmpty }
+    }
+}
+
+/// A parsed 207 Multi-Status reply.
+struct Multistatus: Sendable {
+    var responses: [DAVResponse]
+    /// The sync-collection's new token.
+    var syncToken: String?
+
+    init(_ root: DAVElement) throws(MalformedXML) {
+        guard root.is("multistatus") else {
+            throw MalformedXML(reason: "expected a DAV multistatus, found <\(root.name)>")
+        }
+        syncToken = root.child("sync-token").map(\.trimmedText).flatMap { $0.isEmpty ? nil : $0 }
+        responses = root.children("response").compactMap { element in
+            guard let href = element.child("href")?.trimmedText, !href.isEmpty else { return nil }
+            var properties: [DAVElement] = []
+            var missing: [String] = []
+            for propstat in element.children("propstat") {
+                let ok = propstat.child("status").map { Multistatus.statusCode($0.trimmedText) == 200 } ?? true
+                for prop in propstat.children("prop") {
+                    if ok { properties += prop.children } else { missing += prop.children.map(\.name) }
+                }
+            }
+            return DAVResponse(href: href, status: element.child("status").flatMap { Multistatus.statusCode($0.trimmedText) },
+                               properties: properties, missing: missing)
+        }
+    }
+
+    /// 404 from "HTTP/1.1 404 Not Found".
+    static func statusCode(_ line: String) -> Int? {
+        let parts = line.split(separator: " ")
+        guard parts.count >= 2 else { return nil }
+        return Int(parts[1])
+    }
+}
+
+/// Escapes text for an XML element's content.
+func xmlEscaped(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for character in text.unicodeScalars {
+        switch character {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        default: out.unicodeScalars.append(character)
+        }
+    }
+    return out
+}
