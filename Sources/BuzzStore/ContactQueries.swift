@@ -301,4 +301,11 @@ public struct SourceState: Sendable, Equatable {
     public var fingerprint: String?
     public var state: String?
     public var syncedAt: Int64?
+
+    public init(label: String, fingerprint: String? = nil, state: String? = nil, syncedAt: Int64? = nil) {
+        self.label = label
+        self.fingerprint = fingerprint
+        self.state = state
+        self.syncedAt = syncedAt
+    }
 }
