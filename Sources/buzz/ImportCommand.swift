@@ -55,7 +55,7 @@ struct ImportCommand: ParsableCommand {
                          + "fix it and import again with --prune")
         }
         for id in summary.duplicates {
-            printWarning("UID \(id) is on more than one card; the last one is kept")
+            printWarning("more than one card has the id \(id) (one UID, or the same name and email without one); the last one is kept")
         }
         let names = sources.count <= 3 ? sources.map(\.label).joined(separator: ", ") : "\(sources.count) sources"
         print("imported \(names): \(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged, "

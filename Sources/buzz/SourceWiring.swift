@@ -71,7 +71,7 @@ extension SourceReport {
 
     /// Warnings that go with the line: ids on more than one card, each once.
     var duplicateWarnings: [String] {
-        summary.duplicates.map { "\(label): UID \($0) is on more than one card; the last one is kept" }
+        summary.duplicates.map { "\(label): more than one card has the id \($0) (one UID, or the same name and email without one); the last one is kept" }
     }
 }
 
