@@ -46,6 +46,11 @@ public protocol ContactSourceType: Sendable {
     /// from its last sync. Default: a fingerprint that changed (or none).
     func isDue(last: SourceState?, now: Int64) -> Bool
 
+    /// When `run` should sync the source next by the clock alone (a CardDAV
+    /// source: its last sync + `interval`), or nil: only when its files change.
+    /// Local sources return nil, so a daemon with only those sets no timer for them.
+    func nextSync(after last: SourceState?) -> Int64?
+
     /// Local paths whose changes `run` watches with inotify; empty for a
     /// remote source (which `run` syncs on its own interval instead).
     var watchedPaths: [String] { get }
@@ -57,6 +62,7 @@ public protocol ContactSourceType: Sendable {
 extension ContactSourceType {
     public func fingerprint() -> String? { nil }
     public var watchedPaths: [String] { [] }
+    public func nextSync(after last: SourceState?) -> Int64? { nil }
     public func estimatedBytes() -> Int { 0 }
 
     public func isDue(last: SourceState?, now: Int64) -> Bool {

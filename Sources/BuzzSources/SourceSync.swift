@@ -21,8 +21,8 @@ public struct SourceReport: Sendable {
     public var summary = ImportSummary()
     /// Why it failed, or why it was not pruned; nil when neither.
     public var reason: String?
-    /// Whether the failure is the request's (a config naming a file that is
-    /// not a vCard): `sync` still exits 1, as for any source that did not sync.
+    /// Whether the read was complete, so contacts gone from the source were
+    /// removed (false: failed, or something in it could not be read).
     public var pruned: Bool { status == .synced && summary.unpruned.isEmpty }
 }
 

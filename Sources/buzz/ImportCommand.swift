@@ -78,14 +78,16 @@ final class ImportProgress {
     private let totalBytes: Int
     private let label: String
     private var doneBytes = 0
-    private let start = Date()
+    private let start: Date
     private var lastDraw = Date.distantPast
     private var shown = false
     private let enabled = isatty(STDERR_FILENO) == 1
 
-    init(totalBytes: Int, label: String = "importing") {
+    /// `start`: when the wait began (the bar shows once it passes a second).
+    init(totalBytes: Int, label: String = "importing", start: Date = Date()) {
         self.totalBytes = max(totalBytes, 1)
         self.label = label
+        self.start = start
     }
 
     func advance(bytes: Int) {

@@ -197,13 +197,15 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                     setup = await reloaded(from: setup)
                     _ = requests.takeSync()
                     syncSources(setup, onlyIfChanged: true, watcher: watcher)
-                } else if requests.takeSync() {
+                } else if requests.takeSync() || (nextSourceSync(setup).map { $0 <= WallClockTimer.now() } ?? false) {
                     syncSources(setup, onlyIfChanged: true, watcher: watcher)
                 }
                 let now = WallClockTimer.now()
                 var next: Int64?
                 do {
                     next = try await pass(setup, now: now)
+                    // A source synced by the clock (CardDAV's interval) wakes the loop too.
+                    if let sourceWake = nextSourceSync(setup) { next = min(next ?? sourceWake, sourceWake) }
                     failures = 0
                 } catch {
                     failures += 1
@@ -259,6 +261,13 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         } catch {
             logger.error("sync failed: \(oneLine(error))")
         }
+    }
+
+    /// The earliest time a configured source wants a sync by the clock
+    /// (`ContactSourceType.nextSync`); nil when none does (vdir and file sources).
+    private func nextSourceSync(_ setup: DaemonSetup) -> Int64? {
+        guard !setup.context.config.sources.isEmpty, let sources = try? setup.context.configuredSources() else { return nil }
+        return sources.compactMap { source in source.nextSync(after: try? store.sourceState(source.id)) }.min()
     }
 
     /// One round: contacts, lock, pass, unlock. Returns when to wake next.

@@ -84,10 +84,12 @@ func syncSources(_ sources: [any ContactSourceType], context: Context, store: Bu
     var reports: [SourceReport] = []
     for source in sources {
         var progress: ImportProgress?
+        let start = Date()
         let report = try runtime {
             try syncer.sync(source, onlyIfChanged: onlyIfChanged, warn: warn, progress: { bytes in
                 guard showProgress else { return }
-                if progress == nil { progress = ImportProgress(totalBytes: source.estimatedBytes(), label: "syncing \(source.label)") }
+                if progress == nil { progress = ImportProgress(totalBytes: source.estimatedBytes(), label: "syncing \(source.label)",
+                                                                start: start) }
                 progress?.advance(bytes: bytes)
             })
         }

@@ -40,6 +40,7 @@ struct TickCommand: AsyncParsableCommand {
             for report in reports where report.status != .unchanged {
                 if report.status == .failed || report.changedContacts || report.reason != nil { printWarning("sync " + report.line) }
             }
+            if reports.contains(where: \.changedContacts) { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
         }
         guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
                                                   wait: dryRun ? 0 : context.config.delivery.lockWait) else {
