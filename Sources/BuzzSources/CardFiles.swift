@@ -10,7 +10,7 @@ struct CardFiles: Sendable {
     /// How files are named in warnings: the path as the user wrote it.
     let displayName: String
     /// Files to read, with their kind and the name shown for them.
-    let files: [(path: String, kind: Kind, shown: String)]
+    private(set) var files: [(path: String, kind: Kind, shown: String)]
     let totalBytes: Int
     /// Read from a folder: never follow a symlink that appeared after the listing.
     let isFolder: Bool
@@ -108,6 +108,20 @@ struct CardFiles: Sendable {
         let firstLine = String(trimmed.prefix(while: { $0 != "\n" && $0 != "\r" }))
         if GoogleContactsCSV.looksLikeHeader(firstLine) { return .csv }
         throw SourceError.request("\(shown): not a vCard file (no BEGIN:VCARD) nor a Google Contacts CSV export")
+    }
+
+    /// The same folder listing with only `subset` of its files.
+    func only(_ subset: [(path: String, kind: Kind, shown: String)]) -> CardFiles {
+        var copy = self
+        copy.files = subset
+        return copy
+    }
+
+    /// One file's size, mtime and inode: equal means unchanged (a rename-write gives a new inode).
+    static func signature(of path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return "" }
+        return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
     }
 
     /// A cheap summary of the files as they are now: names, sizes, change

@@ -12,7 +12,7 @@ import Foundation
 /// struct ExampleSource: ContactSourceType {
 ///     let id: String, label: String
 ///     var typeName: String { "example" }
-///     func read(previousState: String?, bytesRead: (Int) -> Void,
+///     func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
 ///               emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
 ///         for (href, card) in fetchAll() { try emit(href, .card(card, problems: [])) }
 ///         return SourceOutcome(coverage: .complete, state: newToken)
@@ -31,10 +31,14 @@ public protocol ContactSourceType: Sendable {
     /// Reads the source, on a reading thread of its own: every card goes to
     /// `emit` with the file (or href) it came from, and the outcome says how
     /// completely the source was read (only a complete read prunes) and what to
-    /// keep for next time (`state`, handed back as `previousState`). Throwing
+    /// keep for next time (`state`, handed back as `previousState`). `full`:
+    /// a complete read is asked for (`buzz sync`, `run` at start); otherwise
+    /// (`tick`, `run` after a change) a type may read only what changed since
+    /// `previousState` and say which contacts went (`.changes(removed:)`), as
+    /// a vdir does by file and CardDAV by sync token. Throwing
     /// writes nothing of this source. Errors are `SourceError`s: one line that
     /// names the source, never a secret.
-    func read(previousState: String?, bytesRead: (Int) -> Void,
+    func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
               emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome
 
     /// A cheap summary of what the source holds now (file names, sizes, mtimes);

@@ -29,7 +29,7 @@ public struct FileSource: ContactSourceType {
                           shownPath: options.path, today: context.today)
     }
 
-    public func read(previousState: String?, bytesRead: (Int) -> Void,
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
         var files = try CardFiles(file: path, shown: shownPath)
         files.today = today

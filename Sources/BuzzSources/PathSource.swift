@@ -36,7 +36,7 @@ public struct PathSource: ContactSourceType {
         self.files = files
     }
 
-    public func read(previousState: String?, bytesRead: (Int) -> Void,
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
         try files.read(bytesRead: bytesRead, emit)
         return SourceOutcome(coverage: .complete)

@@ -58,7 +58,7 @@ public struct SourceSync {
                                                   includeByDefault: includeByDefault) { session in
                 session.expectCards(min(source.estimatedBytes() / 256, 1 << 18))
                 var outcome = try SourceSync.pump(into: session, warn: warn, progress: progress) { bytesRead, emit in
-                    try source.read(previousState: last?.state, bytesRead: bytesRead, emit: emit)
+                    try source.read(previousState: last?.state, full: !onlyIfChanged, bytesRead: bytesRead, emit: emit)
                 }
                 outcome.fingerprint = outcome.fingerprint ?? fingerprint
                 if case .incomplete(let reason) = outcome.coverage { report.reason = reason + "; nothing pruned" }

@@ -41,13 +41,67 @@ public struct VdirSource: ContactSourceType {
         return files
     }
 
-    public func read(previousState: String?, bytesRead: (Int) -> Void,
+    /// A full read lists and reads every file (and prunes what is gone). Otherwise,
+    /// with the state of the last read, only files whose size, mtime or inode
+    /// changed are read, and the contacts of files that are gone (or no longer
+    /// hold them) are removed; a file that could not be read keeps its contacts
+    /// and is read again next time.
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
         let files = try files()
-        if let incomplete = try files.read(bytesRead: bytesRead, emit) {
-            return SourceOutcome(coverage: .incomplete(reason: incomplete))
+        let previous = full ? nil : previousState.flatMap(VdirState.decode)
+        var state = VdirState()
+        var toRead = files
+        if let previous {
+            var changed: [(path: String, kind: CardFiles.Kind, shown: String)] = []
+            for file in files.files {
+                let relative = relativePath(file.path)
+                if let old = previous.files[relative], old.signature == CardFiles.signature(of: file.path) {
+                    state.files[relative] = old
+                } else {
+                    changed.append(file)
+                }
+            }
+            toRead = files.only(changed)
         }
-        return SourceOutcome(coverage: .complete)
+        // What each file read holds: ids, and whether something in it named none.
+        var held: [String: (signature: String, ids: [String], broken: Bool)] = [:]
+        for file in toRead.files {
+            held[relativePath(file.path)] = (CardFiles.signature(of: file.path), [], false)
+        }
+        let prefix = shownPath.count + 1
+        let incomplete = try toRead.read(bytesRead: bytesRead) { shown, entry in
+            let relative = String(shown.dropFirst(prefix))
+            switch entry {
+            case .card(let card, _): held[relative]?.ids.append(card.id)
+            case .skipped(let problem):
+                if let uid = problem.uid { held[relative]?.ids.append(uid) } else { held[relative]?.broken = true }
+            }
+            try emit(shown, entry)
+        }
+        for (relative, file) in held {
+            var ids = file.ids
+            var signature = file.signature
+            if file.broken {
+                // Cut off or unreadable: it may still hold what it held; read it again next time.
+                ids += previous?.files[relative]?.ids ?? []
+                signature = ""
+            }
+            state.files[relative] = VdirState.File(signature: signature, ids: ids)
+        }
+        guard let previous else {
+            if let incomplete { return SourceOutcome(coverage: .incomplete(reason: incomplete), state: state.encoded) }
+            return SourceOutcome(coverage: .complete, state: state.encoded)
+        }
+        var kept = Set<String>()
+        for file in state.files.values { kept.formUnion(file.ids) }
+        var removed = Set<String>()
+        for file in previous.files.values { for id in file.ids where !kept.contains(id) { removed.insert(id) } }
+        return SourceOutcome(coverage: .changes(removed: removed.sorted()), state: state.encoded)
+    }
+
+    private func relativePath(_ file: String) -> String {
+        String(file.dropFirst(path.count + 1))
     }
 
     /// Names, sizes, change times and inodes of the folder's files (and of the
@@ -73,5 +127,36 @@ public struct VdirSource: ContactSourceType {
             let full = path + "/" + name
             return lstat(full, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR ? full : nil
         }
+    }
+}
+
+/// What a vdir read last found in each file (its path below the folder): its
+/// signature (size, mtime, inode; empty: read it again) and the contact ids it held.
+struct VdirState: Codable {
+    struct File: Codable {
+        var signature: String
+        var ids: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case signature = "s"
+            case ids = "i"
+        }
+    }
+
+    var version = 1
+    var files: [String: File] = [:]
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v"
+        case files = "f"
+    }
+
+    static func decode(_ text: String) -> VdirState? {
+        guard let state = try? JSONDecoder().decode(VdirState.self, from: Data(text.utf8)), state.version == 1 else { return nil }
+        return state
+    }
+
+    var encoded: String? {
+        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

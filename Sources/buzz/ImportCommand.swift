@@ -42,7 +42,7 @@ struct ImportCommand: ParsableCommand {
                 session.expectCards(min(source.estimatedBytes() / 256, 1 << 18))
                 _ = try sourceCall {
                     try SourceSync.pump(into: session, warn: printWarning, progress: progress.advance(bytes:)) { bytesRead, emit in
-                        try source.read(previousState: nil, bytesRead: bytesRead, emit: emit)
+                        try source.read(previousState: nil, full: true, bytesRead: bytesRead, emit: emit)
                     }
                 }
             }

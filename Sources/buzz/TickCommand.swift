@@ -38,7 +38,7 @@ struct TickCommand: AsyncParsableCommand {
             let reports = try syncSources(try context.configuredSources(), context: context, store: store,
                                           onlyIfChanged: true)
             for report in reports where report.status != .unchanged {
-                if report.status == .failed || report.changedContacts || report.reason != nil { printWarning("sync " + report.line) }
+                if report.status == .failed || report.changedContacts || report.reason != nil || report.summary.skipped > 0 { printWarning("sync " + report.line) }
             }
             if reports.contains(where: \.changedContacts) { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
         }

@@ -201,4 +201,43 @@ import Testing
         #expect(quiet.status == 0, "\(quiet)")
         #expect(quiet.stderr.isEmpty, "\(quiet)")
     }
+
+    @Test func tickReadsOnlyTheChangedFilesOfAVdir() async throws {
+        let sandbox = try Sandbox()
+        let root = sandbox.root + "/contacts"
+        _ = try sandbox.write("contacts/a.vcf", VCard.card(uid: "a", name: "Ada Archer", bday: "1961-03-15"))
+        _ = try sandbox.write("contacts/b.vcf", VCard.card(uid: "b", name: "Ben Baker", bday: "1970-07-04"))
+        _ = try sandbox.write("contacts/c.vcf", VCard.card(uid: "c", name: "Cleo Carter", bday: "1980-08-08"))
+        try sandbox.writeConfig(Self.config(Self.vdir("home", root)))
+        #expect(try await sandbox.run(["sync", "--now", Self.now]).status == 0)
+        #expect(try await sandbox.run(["skip", "Cleo", "--now", Self.now]).status == 0)
+
+        // One card changed, one deleted: only the changed file is read, the deleted one's contact goes.
+        _ = try sandbox.write("contacts/a.vcf", VCard.card(uid: "a", name: "Ada Archer", bday: "1961-03-16"))
+        try FileManager.default.removeItem(atPath: root + "/b.vcf")
+        let tick = try await sandbox.run(["tick", "--now", "2027-01-15T09:00"])
+        #expect(tick.status == 0, "\(tick)")
+        #expect(tick.stderr.contains("sync home: 0 added, 1 updated, 0 unchanged, 1 removed"), "\(tick)")
+        var all = try await sandbox.listAll()
+        #expect(Set(all.keys) == ["a", "c"])
+        #expect(all["a"]?["birthday"] == .string("1961-03-16"))
+
+        // Cleo's file cut off mid-write: she stays (skipped), and comes back whole next time.
+        _ = try sandbox.write("contacts/c.vcf", "BEGIN:VCARD\nVERSION:3.0\nFN:Cleo")
+        let cut = try await sandbox.run(["tick", "--now", "2027-01-15T09:01"])
+        #expect(cut.stderr.contains("0 removed, 1 skipped"), "\(cut)")
+        #expect(try await sandbox.listAll()["c"]?["buzzed"] == .bool(false))
+        _ = try sandbox.write("contacts/c.vcf", VCard.card(uid: "c", name: "Cleo Carter", bday: "1980-08-09"))
+        let whole = try await sandbox.run(["tick", "--now", "2027-01-15T09:02"])
+        #expect(whole.stderr.contains("sync home: 0 added, 1 updated, 0 unchanged, 0 removed, 0 skipped"), "\(whole)")
+        all = try await sandbox.listAll()
+        #expect(all["c"]?["birthday"] == .string("1980-08-09"))
+        #expect(all["c"]?["buzzed"] == .bool(false), "the skip is kept")
+
+        // The cut-off file deleted for good now: Cleo goes (her skip remembered), and an explicit sync reads all.
+        try FileManager.default.removeItem(atPath: root + "/c.vcf")
+        #expect(try await sandbox.run(["tick", "--now", "2027-01-15T09:03"]).stderr.contains("1 removed"))
+        let full = try await sandbox.run(["sync", "--now", Self.now])
+        #expect(full.stdout == "home: 0 added, 0 updated, 1 unchanged, 0 removed, 0 skipped\n", "\(full)")
+    }
 }
