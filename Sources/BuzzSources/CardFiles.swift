@@ -12,6 +12,10 @@ struct CardFiles: Sendable {
     /// Files to read, with their kind and the name shown for them.
     private(set) var files: [(path: String, kind: Kind, shown: String)]
     let totalBytes: Int
+    /// Each file's size, mtime and inode as listed (`signature(_:)`), by path.
+    private(set) var signatures: [String: String] = [:]
+    /// Sub-folders read (relative to the folder), in order.
+    private(set) var folders: [String] = []
     /// Read from a folder: never follow a symlink that appeared after the listing.
     let isFolder: Bool
     /// A file of a folder that cannot be opened: an error (`import`), or a
@@ -38,6 +42,7 @@ struct CardFiles: Sendable {
         }
         files = [(absolute, try CardFiles.sniff(absolute, shown: shown), shown)]
         totalBytes = Int(info.st_size)
+        signatures[absolute] = CardFiles.signature(info)
         isFolder = false
         strict = true
     }
@@ -50,6 +55,8 @@ struct CardFiles: Sendable {
         self.strict = strict
         isFolder = true
         var found: [(String, Kind, String)] = []
+        var signatures: [String: String] = [:]
+        var folders: [String] = []
         var total = 0
         func list(_ folder: String, prefix: String, descend: Bool) throws {
             let names: [String]
@@ -65,6 +72,7 @@ struct CardFiles: Sendable {
                 guard lstat(file, &entry) == 0 else { continue }
                 let type = entry.st_mode & S_IFMT
                 if type == S_IFDIR, descend {
+                    folders.append(name)
                     try list(file, prefix: name, descend: false)
                     continue
                 }
@@ -72,6 +80,7 @@ struct CardFiles: Sendable {
                 guard type == S_IFREG, lower.hasSuffix(".vcf") || lower.hasSuffix(".vcard") else { continue }
                 found.append((file, .vcard, shown + "/" + (prefix.isEmpty ? name : prefix + "/" + name)))
                 total += Int(entry.st_size)
+                signatures[file] = CardFiles.signature(entry)
             }
         }
         var info = stat()
@@ -81,6 +90,8 @@ struct CardFiles: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR else { throw SourceError.request("\(shown): not a folder") }
         try list(absolute, prefix: "", descend: recursive)
         files = found
+        self.signatures = signatures
+        self.folders = folders
         totalBytes = total
     }
 
@@ -118,40 +129,20 @@ struct CardFiles: Sendable {
     }
 
     /// One file's size, mtime and inode: equal means unchanged (a rename-write gives a new inode).
-    static func signature(of path: String) -> String {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return "" }
-        return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
+    static func signature(_ info: stat) -> String {
+        "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
     }
 
-    /// A cheap summary of the files as they are now: names, sizes, change
-    /// times and inodes (an atomic rename-write gives a new inode).
-    static func fingerprint(of paths: [String]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func add(_ value: UInt64) {
-            var bits = value
-            for _ in 0..<8 {
-                hash ^= bits & 0xFF
-                hash &*= 0x100_0000_01b3
-                bits >>= 8
-            }
+    /// A summary of the listing: every file's path and signature, and the
+    /// sub-folders (a new empty address book is a change too).
+    var fingerprint: String {
+        var hasher = FNV64()
+        for file in files {
+            hasher.add(file.path)
+            hasher.add(signatures[file.path] ?? "")
         }
-        for path in paths {
-            for byte in path.utf8 {
-                hash ^= UInt64(byte)
-                hash &*= 0x100_0000_01b3
-            }
-            var info = stat()
-            if lstat(path, &info) == 0 {
-                add(UInt64(bitPattern: Int64(info.st_size)))
-                add(UInt64(bitPattern: Int64(info.st_mtim.tv_sec)))
-                add(UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)))
-                add(UInt64(info.st_ino))
-            } else {
-                add(0xFFFF_FFFF)
-            }
-        }
-        return String(hash, radix: 16)
+        for folder in folders { hasher.add("/" + folder) }
+        return String(hasher.value, radix: 16)
     }
 
     /// Streams every entry of every file to `body`; returns the first reason
@@ -231,5 +222,19 @@ struct CardFiles: Sendable {
             if let failure { throw failure }
         }
         return incomplete
+    }
+}
+
+/// 64-bit FNV-1a over strings, for change detection only.
+struct FNV64 {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func add(_ text: String) {
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value &*= 0x100_0000_01b3
+        }
+        value ^= 0xFF
+        value &*= 0x100_0000_01b3
     }
 }

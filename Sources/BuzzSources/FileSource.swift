@@ -34,10 +34,10 @@ public struct FileSource: ContactSourceType {
         var files = try CardFiles(file: path, shown: shownPath)
         files.today = today
         try files.read(bytesRead: bytesRead, emit)
-        return SourceOutcome(coverage: .complete)
+        return SourceOutcome(coverage: .complete, fingerprint: files.fingerprint)
     }
 
-    public func fingerprint() -> String? { CardFiles.fingerprint(of: [path]) }
+    public func fingerprint() -> String? { (try? CardFiles(file: path, shown: shownPath))?.fingerprint }
 
     /// The file's folder: editors and exporters write a new file and rename it
     /// over the old one, which a watch on the file itself would miss.

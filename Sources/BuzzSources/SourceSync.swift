@@ -52,15 +52,14 @@ public struct SourceSync {
             report.status = .unchanged
             return report
         }
-        let fingerprint = source.fingerprint()
         do {
             report.summary = try store.syncSource(source.id, label: source.label, now: now,
                                                   includeByDefault: includeByDefault) { session in
-                session.expectCards(min(source.estimatedBytes() / 256, 1 << 18))
                 var outcome = try SourceSync.pump(into: session, warn: warn, progress: progress) { bytesRead, emit in
                     try source.read(previousState: last?.state, full: !onlyIfChanged, bytesRead: bytesRead, emit: emit)
                 }
-                outcome.fingerprint = outcome.fingerprint ?? fingerprint
+                // A type that does not say what it saw gets a fingerprint taken after reading.
+                if outcome.fingerprint == nil { outcome.fingerprint = source.fingerprint() }
                 if case .incomplete(let reason) = outcome.coverage { report.reason = reason + "; nothing pruned" }
                 return outcome
             }

@@ -56,7 +56,7 @@ public struct VdirSource: ContactSourceType {
             var changed: [(path: String, kind: CardFiles.Kind, shown: String)] = []
             for file in files.files {
                 let relative = relativePath(file.path)
-                if let old = previous.files[relative], old.signature == CardFiles.signature(of: file.path) {
+                if let old = previous.files[relative], old.signature == files.signatures[file.path] {
                     state.files[relative] = old
                 } else {
                     changed.append(file)
@@ -67,7 +67,7 @@ public struct VdirSource: ContactSourceType {
         // What each file read holds: ids, and whether something in it named none.
         var held: [String: (signature: String, ids: [String], broken: Bool)] = [:]
         for file in toRead.files {
-            held[relativePath(file.path)] = (CardFiles.signature(of: file.path), [], false)
+            held[relativePath(file.path)] = (files.signatures[file.path] ?? "", [], false)
         }
         let prefix = shownPath.count + 1
         let incomplete = try toRead.read(bytesRead: bytesRead) { shown, entry in
@@ -89,28 +89,28 @@ public struct VdirSource: ContactSourceType {
             }
             state.files[relative] = VdirState.File(signature: signature, ids: ids)
         }
+        let fingerprint = files.fingerprint  // as listed, before reading: a change while reading is seen next time
         guard let previous else {
-            if let incomplete { return SourceOutcome(coverage: .incomplete(reason: incomplete), state: state.encoded) }
-            return SourceOutcome(coverage: .complete, state: state.encoded)
+            if let incomplete {
+                return SourceOutcome(coverage: .incomplete(reason: incomplete), fingerprint: fingerprint, state: state.encoded)
+            }
+            return SourceOutcome(coverage: .complete, fingerprint: fingerprint, state: state.encoded)
         }
         var kept = Set<String>()
         for file in state.files.values { kept.formUnion(file.ids) }
         var removed = Set<String>()
         for file in previous.files.values { for id in file.ids where !kept.contains(id) { removed.insert(id) } }
-        return SourceOutcome(coverage: .changes(removed: removed.sorted()), state: state.encoded)
+        return SourceOutcome(coverage: .changes(removed: removed.sorted()), fingerprint: fingerprint, state: state.encoded)
     }
 
     private func relativePath(_ file: String) -> String {
         String(file.dropFirst(path.count + 1))
     }
 
-    /// Names, sizes, change times and inodes of the folder's files (and of the
-    /// sub-folders themselves, so a new empty book counts as a change).
+    /// Names, sizes, change times and inodes of the folder's files, and its
+    /// sub-folders (so a new empty book counts as a change).
     public func fingerprint() -> String? {
-        guard let files = try? files() else { return nil }
-        var paths = files.files.map(\.path)
-        if recursive { paths.append(contentsOf: subfolders()) }
-        return CardFiles.fingerprint(of: [path] + paths)
+        (try? files())?.fingerprint
     }
 
     /// The folder and, with `recursive`, its sub-folders; `run` also watches the

@@ -282,8 +282,9 @@ public enum SourceCoverage: Sendable, Equatable {
 /// What a source's read ends with: its coverage, and what to keep for the next sync.
 public struct SourceOutcome: Sendable, Equatable {
     public var coverage: SourceCoverage
-    /// A cheap summary of the source as read (file names, sizes, mtimes); an
-    /// equal one later means nothing changed.
+    /// A cheap summary of the source as read (file names, sizes, mtimes),
+    /// taken before reading so that a change made while reading is seen next
+    /// time; an equal one later means nothing changed.
     public var fingerprint: String?
     /// The type's own state (a CardDAV sync token, ETags…), opaque to the store.
     public var state: String?
