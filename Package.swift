@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Arrows point one way: buzz → BuzzStore → BirthdayBuzz. The core library
+// Arrows point one way: buzz → BuzzSources → BuzzStore → BirthdayBuzz. The core library
 // (BirthdayBuzz) does no I/O beyond reading bytes it is handed.
 let package = Package(
     name: "BirthdayBuzz",
@@ -58,11 +58,18 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // The import pipeline (read, upsert, prune) shared by import, sync, tick
+        // and run; one file per source type, plus the registry.
+        .target(
+            name: "BuzzSources",
+            dependencies: ["BirthdayBuzz", "BuzzStore", "CurlSupport"]
+        ),
         .executableTarget(
             name: "buzz",
             dependencies: [
                 "BirthdayBuzz",
                 "BuzzStore",
+                "BuzzSources",
                 "BuzzChannels",
                 "CurlSupport",
                 "CBuzzLinux",

@@ -61,6 +61,8 @@ public struct BuzzConfig: Sendable {
     public var ask = Ask()
     /// Sorted by name.
     public var channels: [ChannelConfig] = []
+    /// `[sources.NAME]`, sorted by name (DESIGN §3a).
+    public var sources: [SourceConfig] = []
 
     /// The embedded defaults, for a machine whose zone and language come from `environment`.
     public init(defaultsFor environment: [String: String], systemTimeZone: TimeZone) {

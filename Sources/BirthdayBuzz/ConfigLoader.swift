@@ -129,6 +129,14 @@ extension BuzzConfig {
             }
             try channels.finish()
         }
+
+        if let sources = try root.table("sources") {
+            for name in sources.keys.sorted() {
+                guard let table = try sources.table(name) else { continue }
+                self.sources.append(try SourceConfig(name: name, table: table))
+            }
+            try sources.finish()
+        }
         try root.finish()
         try checkReferences()
     }

@@ -21,6 +21,32 @@ public enum ExampleConfig {
 # Set to false to start every new contact undecided and go through `buzz triage`.
 include_by_default = true
 
+# ---------------------------------------------------------------------------
+# Sources: where your contacts live. `buzz sync` reads them, `buzz tick` syncs
+# the ones that changed before it delivers, and `buzz run` syncs them at start
+# and again about 2 s after a file in them changes. A contact that leaves a
+# source that was read completely is removed; its decisions (skip, a birthday
+# you entered or cleared, asks) are remembered for 400 days in case it comes
+# back. A source that could not be read completely removes nobody.
+# `list --json` names each contact's source ("source": "phone").
+# ---------------------------------------------------------------------------
+
+# A vdir: a folder of .vcf files, one card each, as vdirsyncer and khard keep
+# them. recursive = true reads every sub-folder as an address book too (a
+# vdirsyncer root with one folder per book, Radicale's collection-root/USER/).
+# [sources.phone]
+# type = "vdir"
+# path = "~/.local/share/contacts"     # ~/ and paths relative to this file work
+# recursive = true
+
+# One file: a .vcf with many cards, or a Google Contacts CSV export.
+# [sources.export]
+# type = "file"
+# path = "~/Downloads/contacts.csv"
+
+# CARDDAV-PLACEHOLDER: the carddav type (Nextcloud, iCloud, Fastmail,
+# Radicale) is described here once it lands (issue 11, the CardDAV half).
+
 [reminders]
 # Days before the birthday to remind you: 0 = on the day, 1 = the day before.
 offsets = [0, 1]

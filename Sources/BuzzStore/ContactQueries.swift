@@ -6,7 +6,9 @@ extension BuzzDatabase {
     /// Imports several sources in one transaction: either all of it is written or none.
     ///
     /// `feed` is called once per source with a session to hand entries to.
-    public func importSources(_ sources: [String], prune: Bool, now: Int64, includeByDefault: Bool,
+    /// `labels` names sources as the user gave them (`list --json`'s `"source"`).
+    public func importSources(_ sources: [String], labels: [String: String] = [:], prune: Bool, now: Int64,
+                              includeByDefault: Bool,
                               feed: (String, ImportSession) throws -> Void) throws -> ImportSummary {
         try write { db in
             // 32 MiB of page cache while importing: a large import touches pages
@@ -17,6 +19,13 @@ extension BuzzDatabase {
             // small default.
             try db.execute(sql: "PRAGMA cache_size = -32768")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            try BuzzDatabase.forgetOldDecisions(db, now: now)
+            for (source, label) in labels {
+                try db.execute(sql: """
+                    INSERT INTO source_state (id, label) VALUES (?, ?)
+                    ON CONFLICT(id) DO UPDATE SET label = excluded.label
+                    """, arguments: [source, label])
+            }
             var total = ImportSummary()
             var sessions: [ImportSession] = []
             var seenAnywhere: Set<String> = []
@@ -44,6 +53,54 @@ extension BuzzDatabase {
             seenAnywhere = []
             Thread { withExtendedLifetime(idSets) {} }.start()
             return total
+        }
+    }
+
+    /// Decisions of removed contacts are kept as long as the ledger keeps its rows (DESIGN §7).
+    static let rememberedDecisionLifetime: Int64 = 400 * 86_400
+
+    static func forgetOldDecisions(_ db: Database, now: Int64) throws {
+        try db.execute(sql: "DELETE FROM remembered_decision WHERE removed_at < ?",
+                       arguments: [now - rememberedDecisionLifetime])
+    }
+
+    /// Brings one configured source up to date in its own transaction: `feed`
+    /// hands the cards it read to the session and says how completely it read
+    /// the source. A complete read prunes the contacts gone from it; an
+    /// incomplete one prunes nothing; a list of changes removes the ids it
+    /// names. A `feed` that throws writes nothing.
+    public func syncSource(_ id: String, label: String, now: Int64, includeByDefault: Bool,
+                           feed: (ImportSession) throws -> SourceOutcome) throws -> ImportSummary {
+        try write { db in
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            try BuzzDatabase.forgetOldDecisions(db, now: now)
+            let session = try ImportSession(db: db, source: id, now: now, includeByDefault: includeByDefault)
+            let outcome = try feed(session)
+            try session.finish()
+            switch outcome.coverage {
+            case .complete: try session.prune(keeping: session.seenIDs)
+            case .incomplete: session.withholdPrune()
+            case .changes(let removed): try session.remove(ids: removed)
+            }
+            try db.execute(sql: """
+                INSERT INTO source_state (id, label, fingerprint, state, synced_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET label = excluded.label, fingerprint = excluded.fingerprint,
+                    state = excluded.state, synced_at = excluded.synced_at
+                """, arguments: [id, label, outcome.fingerprint, outcome.state, now])
+            let summary = session.summary
+            let ids = session.takeSeenIDs()
+            Thread { withExtendedLifetime(ids) {} }.start()  // not Dispatch: see `import` above
+            return summary
+        }
+    }
+
+    /// What the store knows of a source since its last sync; nil before the first.
+    public func sourceState(_ id: String) throws -> SourceState? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT label, fingerprint, state, synced_at FROM source_state WHERE id = ?",
+                                             arguments: [id]) else { return nil }
+            return SourceState(label: row[0], fingerprint: row[1], state: row[2], syncedAt: row[3])
         }
     }
 
@@ -153,7 +210,8 @@ extension BuzzDatabase {
 /// Mapping between `contact` rows and `Contact`.
 enum ContactColumns {
     static let list = """
-        id, source, name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
+        id, COALESCE((SELECT label FROM source_state WHERE source_state.id = contact.source), source) AS source, \
+        name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
         last_request_date, request_channel
         """
@@ -208,5 +266,49 @@ extension BuzzDatabase {
                 WHERE id = ?
                 """, arguments: [date.description, route, now, contactID])
         }
+    }
+}
+
+/// How completely a source was read (DESIGN §3a: pruning that cannot lose decisions).
+public enum SourceCoverage: Sendable, Equatable {
+    /// Every card the source holds was read: contacts gone from it are removed.
+    case complete
+    /// Something could not be read (a file, a cut-off card, a server error
+    /// halfway): nothing is removed. The reason is shown to the user.
+    case incomplete(reason: String)
+    /// Only changes were read (a CardDAV `sync-collection`): the ids named are
+    /// removed, everything else stays.
+    case changes(removed: [String])
+}
+
+/// What a source's read ends with: its coverage, and what to keep for the next sync.
+public struct SourceOutcome: Sendable, Equatable {
+    public var coverage: SourceCoverage
+    /// A cheap summary of the source as read (file names, sizes, mtimes),
+    /// taken before reading so that a change made while reading is seen next
+    /// time; an equal one later means nothing changed.
+    public var fingerprint: String?
+    /// The type's own state (a CardDAV sync token, ETags…), opaque to the store.
+    public var state: String?
+
+    public init(coverage: SourceCoverage, fingerprint: String? = nil, state: String? = nil) {
+        self.coverage = coverage
+        self.fingerprint = fingerprint
+        self.state = state
+    }
+}
+
+/// A source as of its last sync (`source_state`).
+public struct SourceState: Sendable, Equatable {
+    public var label: String
+    public var fingerprint: String?
+    public var state: String?
+    public var syncedAt: Int64?
+
+    public init(label: String, fingerprint: String? = nil, state: String? = nil, syncedAt: Int64? = nil) {
+        self.label = label
+        self.fingerprint = fingerprint
+        self.state = state
+        self.syncedAt = syncedAt
     }
 }

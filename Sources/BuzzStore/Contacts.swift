@@ -14,6 +14,10 @@ public struct ImportSummary: Sendable, Equatable {
     /// Sources `--prune` left as they were: something unreadable in them may be
     /// one of their contacts (a card without a readable UID, a file with no card).
     public var unpruned: [String] = []
+    /// Contacts that came back and got their remembered decisions (DESIGN §3a).
+    public var restored = 0
+    /// Ids that more than one card of a source carried (the last card wins), each once.
+    public var duplicates: [String] = []
 
     public init() {}
 
@@ -25,6 +29,8 @@ public struct ImportSummary: Sendable, Equatable {
         lhs.skipped += rhs.skipped
         lhs.groups += rhs.groups
         lhs.unpruned += rhs.unpruned
+        lhs.restored += rhs.restored
+        lhs.duplicates += rhs.duplicates
     }
 }
 
@@ -47,6 +53,10 @@ public final class ImportSession {
     private(set) var pruneWithheld = false
     /// UID-less cards whose id changed, matched by name at the end of the source.
     private var deferred: [(card: ContactCard, columns: CardColumns)] = []
+    /// Ids with decisions remembered from an earlier removal (usually none or few).
+    private var remembered: Set<String> = []
+    /// Ids already reported as carried by more than one card.
+    private var duplicateIDs: Set<String> = []
     /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
     private var insertStatement: RawStatement?
     private var updateStatement: RawStatement?
@@ -68,6 +78,7 @@ public final class ImportSession {
             if rowSource == source, !hasUID { unmatchedByName[normName, default: []].append(id) }
         }
         seen.reserveCapacity(existing.count)
+        remembered = try Set(String.fetchAll(db, sql: "SELECT id FROM remembered_decision"))
     }
 
     /// Makes room for about `count` cards up front, so the set of ids read is
@@ -108,9 +119,52 @@ public final class ImportSession {
     private func leaveOut(group id: String) throws {
         summary.groups += 1
         guard let info = existing[id], info.source == source, !seen.contains(id) else { return }
-        try db.execute(sql: "DELETE FROM contact WHERE id = ? AND source = ?", arguments: [id, source])
-        existing[id] = nil
+        try remove(id)
         summary.removed += 1
+    }
+
+    /// Removes one contact of this source, first keeping its decisions
+    /// (include/skip, a hand-entered or cleared birthday, ask history) by id,
+    /// so that a contact that comes back — restored, or moved to another
+    /// source — gets them back (DESIGN §3a).
+    private func remove(_ id: String) throws {
+        let remember = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO remembered_decision
+                (id, decision, included_at, manual_bday, last_request_date, request_channel, ask_count, removed_at)
+            SELECT id, decision, included_at, manual_bday, last_request_date, request_channel, ask_count, ?
+            FROM contact
+            WHERE id = ? AND source = ?
+              AND (decision IS NOT NULL OR manual_bday IS NOT NULL OR ask_count > 0 OR last_request_date IS NOT NULL)
+            """)
+        try remember.execute(arguments: [now, id, source])
+        if db.changesCount > 0 { remembered.insert(id) }
+        try db.cachedStatement(sql: "DELETE FROM contact WHERE id = ? AND source = ?").execute(arguments: [id, source])
+        existing[id] = nil
+    }
+
+    /// Removes the contacts a source said are gone (a CardDAV sync's removed
+    /// hrefs), keeping their decisions; ids of other sources are left alone.
+    public func remove(ids: [String]) throws {
+        for id in ids {
+            guard let info = existing[id], info.source == source, !seen.contains(id) else { continue }
+            try remove(id)
+            summary.removed += 1
+        }
+    }
+
+    /// Gives a contact that came back the decisions remembered for it.
+    private func restoreRemembered(_ id: String) throws {
+        try db.cachedStatement(sql: """
+            UPDATE contact SET decision = COALESCE(r.decision, contact.decision),
+                included_at = CASE WHEN r.decision IS NULL THEN contact.included_at ELSE r.included_at END,
+                manual_bday = r.manual_bday, last_request_date = r.last_request_date,
+                request_channel = r.request_channel, ask_count = r.ask_count
+            FROM remembered_decision AS r
+            WHERE contact.id = ?1 AND r.id = ?1
+            """).execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM remembered_decision WHERE id = ?").execute(arguments: [id])
+        remembered.remove(id)
+        summary.restored += 1
     }
 
     private func add(card: borrowing ContactCard, columns: CardColumns) throws {
@@ -147,6 +201,12 @@ public final class ImportSession {
         deferred.removeAll()
     }
 
+    /// The source was not read completely: nothing of it is pruned.
+    func withholdPrune() {
+        pruneWithheld = true
+        summary.unpruned.append(source)
+    }
+
     /// Removes contacts of this source that no source of the import holds.
     func prune(keeping seenAnywhere: Set<String>) throws {
         guard !pruneWithheld else {
@@ -155,16 +215,14 @@ public final class ImportSession {
         }
         var gone: [String] = []
         for (id, info) in existing where info.source == source && !seenAnywhere.contains(id) { gone.append(id) }
-        let statement = try db.cachedStatement(sql: "DELETE FROM contact WHERE id = ? AND source = ?")
-        for id in gone {
-            try statement.execute(arguments: [id, source])
-            existing[id] = nil
-        }
+        for id in gone { try remove(id) }
         summary.removed += gone.count
     }
 
     private func upsert(_ card: borrowing ContactCard, _ encoded: CardColumns, id: String) throws {
         let alreadySeen = !seen.insert(id).inserted
+        // Two cards with one UID in a source: reported once, the last one wins.
+        if alreadySeen, duplicateIDs.insert(id).inserted { summary.duplicates.append(id) }
         // `existing` is the database before this import; a card whose id came
         // earlier in this import (a duplicate) updates the row written then.
         if alreadySeen || existing[id] != nil {
@@ -211,6 +269,7 @@ public final class ImportSession {
             insert.bind(now)
             try insert.execute()
             summary.added += 1
+            if !remembered.isEmpty, remembered.contains(id) { try restoreRemembered(id) }
         }
     }
 }

@@ -213,6 +213,31 @@ public final class BuzzDatabase: Sendable {
                 ALTER TABLE delivery_v2 RENAME TO delivery;
                 """)
         }
+        // v3-sources (DESIGN §3a): what each source was when last read (its
+        // shown name, a fingerprint of its files, a type's own state such as a
+        // CardDAV sync token), and the decisions of contacts that left a source,
+        // kept by contact id so one that comes back gets them back.
+        migrator.registerMigration("v3-sources") { db in
+            try db.execute(sql: """
+                CREATE TABLE source_state (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    label TEXT NOT NULL,
+                    fingerprint TEXT,
+                    state TEXT,
+                    synced_at INTEGER
+                ) WITHOUT ROWID;
+                CREATE TABLE remembered_decision (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    decision INTEGER,
+                    included_at INTEGER,
+                    manual_bday TEXT,
+                    last_request_date TEXT,
+                    request_channel TEXT,
+                    ask_count INTEGER NOT NULL DEFAULT 0,
+                    removed_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

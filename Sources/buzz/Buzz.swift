@@ -9,7 +9,7 @@ struct Buzz: AsyncParsableCommand {
         commandName: "buzz",
         abstract: "Never miss a birthday: import contacts, plan reminders, deliver them.",
         subcommands: [
-            InitCommand.self, ImportCommand.self, ListCommand.self, UpcomingCommand.self,
+            InitCommand.self, ImportCommand.self, SyncCommand.self, ListCommand.self, UpcomingCommand.self,
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,
             SetBirthdayCommand.self, ClearBirthdayCommand.self,
             SendCommand.self, ChannelsCommand.self, DoctorCommand.self,

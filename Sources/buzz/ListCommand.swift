@@ -53,6 +53,8 @@ struct ListCommand: ParsableCommand {
         row.add("section", entry.section.rawValue)
         row.add("age", entry.next?.age)
         row.add("buzzed", entry.contact.decision.map { $0 == .include })
+        // The [sources.NAME] name, or the path as given to a one-off import.
+        row.add("source", entry.contact.source)
         // The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
         // when no birthday counts. null otherwise.
         row.add("birthday_note", Self.birthdayNote(entry.contact))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzSources
 import BuzzStore
 import CurlSupport
 import Foundation
@@ -17,7 +18,8 @@ struct RunCommand: AsyncParsableCommand {
             and contacts and plan again (a broken config or template keeps the running one); import, include, \
             skip, set-birthday, clear-birthday and retry send it through <data dir>/run.pid. Logs go to \
             standard error, at BUZZ_LOG_LEVEL (debug names contacts; info is the default). Run either this or \
-            `tick` from a timer: one is enough (the two never deliver at once).
+            `tick` from a timer: one is enough (the two never deliver at once). Configured sources are synced at \
+            start; vdir and file sources are watched (inotify) and synced again about 2 s after they change.
             """)
 
     @ParentCommand var root: Buzz
@@ -102,11 +104,21 @@ final class DaemonRequests: Sendable {
     private struct Flags {
         var stop = false
         var reload = false
+        var sync = false
     }
 
     private let flags = Mutex(Flags())
 
     var stopRequested: Bool { flags.withLock { $0.stop } }
+    func requestSync() { flags.withLock { $0.sync = true } }
+
+    /// Whether a watched source changed since the last call.
+    func takeSync() -> Bool {
+        flags.withLock { flags in
+            defer { flags.sync = false }
+            return flags.sync
+        }
+    }
     func requestStop() { flags.withLock { $0.stop = true } }
     func requestReload() { flags.withLock { $0.reload = true } }
 
@@ -158,8 +170,14 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
         logger.info("started (pid \(getpid()), data dir \(dataDirectory))")
+        // Watched sources that changed wake the loop as SIGHUP does; it syncs
+        // them, then plans again (sources added by a reload are watched too).
+        let watcher = try? SourceWatcher {
+            requests.requestSync()
+            timer.wake()
+        }
         try await withGracefulShutdownHandler {
-            try await loop()
+            try await loop(watcher: watcher)
         } onGracefulShutdown: {
             requests.requestStop()
             timer.wake()
@@ -167,16 +185,25 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         logger.info("stopped")
     }
 
-    private func loop() async throws {
+    private func loop(watcher: SourceWatcher?) async throws {
         var setup = initial
         var failures = 0
+        syncSources(setup, onlyIfChanged: false, watcher: watcher)
         do {
             while !requests.stopRequested {
-                if requests.takeReload() { setup = await reloaded(from: setup) }
+                if requests.takeReload() {
+                    setup = await reloaded(from: setup)
+                    _ = requests.takeSync()
+                    syncSources(setup, onlyIfChanged: true, watcher: watcher)
+                } else if requests.takeSync() || (nextSourceSync(setup).map { $0 <= WallClockTimer.now() } ?? false) {
+                    syncSources(setup, onlyIfChanged: true, watcher: watcher)
+                }
                 let now = WallClockTimer.now()
                 var next: Int64?
                 do {
                     next = try await pass(setup, now: now)
+                    // A source synced by the clock (CardDAV's interval) wakes the loop too.
+                    if let sourceWake = nextSourceSync(setup) { next = min(next ?? sourceWake, sourceWake) }
                     failures = 0
                 } catch {
                     failures += 1
@@ -199,6 +226,46 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             throw error
         }
         await setup.wiring.shutdown()
+    }
+
+    /// Syncs the configured sources (at start: all; later: the ones that
+    /// changed), then watches the local ones again (a new sub-folder gets a
+    /// watch). A source that cannot be read is logged and keeps its contacts.
+    private func syncSources(_ setup: DaemonSetup, onlyIfChanged: Bool, watcher: SourceWatcher?) {
+        let context = setup.context
+        guard !context.config.sources.isEmpty else {
+            watcher?.watch([])
+            return
+        }
+        let logger = logger
+        do {
+            let now = WallClockTimer.now()
+            let sources = try context.configuredSources(today: context.clock.localDate(at: now))
+            let reports = try buzz.syncSources(sources, context: context, store: store, now: now,
+                                               onlyIfChanged: onlyIfChanged, showProgress: false,
+                                               warn: { logger.debug("\($0)") })
+            for report in reports {
+                switch report.status {
+                case .unchanged: logger.debug("source \(report.line)")
+                case .synced: logger.info("synced \(report.line)")
+                case .failed: logger.warning("source \(report.line)")
+                }
+            }
+            if let watcher {
+                for problem in watcher.watch(sources.flatMap(\.watchedPaths)) {
+                    logger.warning("cannot watch \(problem); changes there are seen at the next start or SIGHUP")
+                }
+            }
+        } catch {
+            logger.error("sync failed: \(oneLine(error))")
+        }
+    }
+
+    /// The earliest time a configured source wants a sync by the clock
+    /// (`ContactSourceType.nextSync`); nil when none does (vdir and file sources).
+    private func nextSourceSync(_ setup: DaemonSetup) -> Int64? {
+        guard !setup.context.config.sources.isEmpty, let sources = try? setup.context.configuredSources() else { return nil }
+        return sources.compactMap { source in source.nextSync(after: try? store.sourceState(source.id)) }.min()
     }
 
     /// One round: contacts, lock, pass, unlock. Returns when to wake next.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
+import BuzzSources
 import BuzzStore
 import CurlSupport
 import Foundation
@@ -10,8 +11,11 @@ struct TickCommand: AsyncParsableCommand {
         commandName: "tick",
         abstract: "Deliver everything due now (with catch-up) and retries that are due, then exit.",
         discussion: """
-            For cron and systemd timers. Exit 0: all good, nothing due, or another dispatcher is busy; \
-            1: some delivery failed or waits for a retry. --now only moves the clock: it really sends.
+            For cron and systemd timers. First syncs the configured sources that changed since their last \
+            sync (a file's or a folder's files' size, mtime or inode), unless --no-sync or --dry-run; a source \
+            that cannot be read is reported and keeps its contacts. Exit 0: all good, nothing due, or another \
+            dispatcher is busy; 1: some delivery failed or waits for a retry. --now only moves the clock: it \
+            really sends.
             """)
 
     @ParentCommand var root: Buzz
@@ -22,9 +26,22 @@ struct TickCommand: AsyncParsableCommand {
     @Flag(help: "JSON output: counts and deliveries.")
     var json = false
 
+    @Flag(help: "Do not sync the configured sources first.")
+    var noSync = false
+
     func run() async throws {
         let context = try Context(root.global)
         let store = try context.openStore()
+        if !noSync, !dryRun, !context.config.sources.isEmpty {
+            // Sources first, so a birthday entered on the phone since the last
+            // tick is due in this one. Notes go to stderr: stdout stays the report.
+            let reports = try syncSources(try context.configuredSources(), context: context, store: store,
+                                          onlyIfChanged: true)
+            for report in reports where report.status != .unchanged {
+                if report.status == .failed || report.changedContacts || report.reason != nil || report.summary.skipped > 0 { printWarning("sync " + report.line) }
+            }
+            if reports.contains(where: \.changedContacts) { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
+        }
         guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
                                                   wait: dryRun ? 0 : context.config.delivery.lockWait) else {
             let note = dryRun ? "another dispatcher is delivering now; showing nothing"

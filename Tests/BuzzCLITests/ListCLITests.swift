@@ -23,7 +23,7 @@ import Testing
         let sandbox = try await leapling()
         let row = try await onlyRow(sandbox, ["list", "--json", "--now", "2027-02-20"])
         #expect(row.keys == ["contact_id", "name", "birthday", "next", "days_until", "section", "age", "buzzed",
-                             "birthday_note"])
+                             "source", "birthday_note"])
         #expect(row["contact_id"] == .string("urn:uuid:feb29-lea"))
         #expect(row["name"] == .string("Lea Leapwood"))
         #expect(row["birthday"] == .string("--02-29"))

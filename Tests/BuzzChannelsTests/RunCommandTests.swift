@@ -365,3 +365,101 @@ private final class DaemonProcess {
         }
     }
 }
+
+/// `run` with a vdir source (DESIGN §3a): synced at start, watched with
+/// inotify, re-planned after a change.
+extension RunCommandTests {
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func aCardRenamedIntoAWatchedVdirIsPlannedWithinThreeSecondsAndFires() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let minute = Self.nextFireMinute(margin: 14)  // start, write, ≤ 3 s to plan
+        let sandbox = try Sandbox()
+        let book = sandbox.root + "/contacts/personal"
+        _ = try sandbox.write("contacts/personal/other.vcf",
+                              VCard.card(uid: "other-1", name: "Otto Other", bday: "1970-01-01"))
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute) + """
+
+            [sources.phone]
+            type = "vdir"
+            path = "\(sandbox.root)/contacts"
+            recursive = true
+            """)
+        chmod(sandbox.configPath, 0o600)
+
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("synced phone: 1 added")
+        let fireAt = String(ISO8601DateFormatter().string(from: minute).dropLast()) + "+00:00"
+        #expect(!daemon.log.contains("next wake \(fireAt)"), "\(daemon.log)")
+
+        // As vdirsyncer and khard write: a temp file in the folder, renamed over the card's name.
+        let temp = book + "/.tmp-\(UUID().uuidString.lowercased())"
+        try Self.card(bornOn: minute).write(toFile: temp, atomically: false, encoding: .utf8)
+        let renamedAt = ContinuousClock.now
+        #expect(rename(temp, book + "/run-test-1.vcf") == 0)
+        while !daemon.log.contains("next wake \(fireAt)") {
+            guard ContinuousClock.now - renamedAt < .seconds(3) else {
+                Issue.record("not planned within 3 s of the rename:\n\(daemon.log)")
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Only the new file is read (Otto's is unchanged, so not read again).
+        #expect(daemon.log.contains("synced phone: 1 added, 0 updated, 0 unchanged, 0 removed"), "\(daemon.log)")
+
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: minute)
+        #expect(requests.first?.headers["Idempotency-Key"]?.hasPrefix("run-test-1/0/") == true, "\(requests)")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+        #expect(!daemon.log.contains("Ada"), "contact names are logged at debug level only: \(daemon.log)")
+    }
+
+    @Test func aReplacedFolderAndANewBookAreSeen() async throws {
+        let sandbox = try Sandbox()
+        _ = try sandbox.write("contacts/a/one.vcf", VCard.card(uid: "one", name: "One", bday: "1970-01-01"))
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            [reminders]
+            channels = ["console"]
+            [sources.phone]
+            type = "vdir"
+            path = "\(sandbox.root)/contacts"
+            recursive = true
+            """)
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        /// Waits for the `count`th "synced phone: …" line and returns it.
+        func syncLine(_ count: Int) async throws -> String {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while true {
+                let lines = daemon.log.split(separator: "\n").filter { $0.contains("synced phone: ") }
+                if lines.count >= count { return String(lines[count - 1].split(separator: "synced phone: ").last ?? "") }
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("no sync line #\(count):\n\(daemon.log)")
+                    return ""
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(try await syncLine(1) == "1 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+
+        // A new address book appears; then a card in it.
+        try FileManager.default.createDirectory(atPath: sandbox.root + "/contacts/b", withIntermediateDirectories: true)
+        #expect(try await syncLine(2) == "0 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+        _ = try sandbox.write("contacts/b/two.vcf", VCard.card(uid: "two", name: "Two", bday: "1970-01-02"))
+        #expect(try await syncLine(3) == "1 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+
+        // The whole folder replaced by a rename (a restore from backup): the old contacts go, the new one comes.
+        _ = try sandbox.write("restored/x/three.vcf", VCard.card(uid: "three", name: "Three", bday: "1970-01-03"))
+        try FileManager.default.moveItem(atPath: sandbox.root + "/contacts", toPath: sandbox.root + "/old")
+        #expect(rename(sandbox.root + "/restored", sandbox.root + "/contacts") == 0)
+        #expect(try await syncLine(4) == "1 added, 0 updated, 0 unchanged, 2 removed, 0 skipped")
+        // And the replacement is watched in turn.
+        _ = try sandbox.write("contacts/x/four.vcf", VCard.card(uid: "four", name: "Four", bday: "1970-01-04"))
+        #expect(try await syncLine(5) == "1 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+}

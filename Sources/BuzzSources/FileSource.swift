@@ -1,0 +1,50 @@
+import BirthdayBuzz
+import BuzzStore
+import Foundation
+
+/// `type = "file"`: one `.vcf` file of many cards, or a Google Contacts CSV
+/// export. A missing or unreadable file fails the sync (nothing pruned); an
+/// empty one is reported and prunes nothing (a writer may be halfway).
+public struct FileSource: ContactSourceType {
+    public let id: String
+    public let label: String
+    public var typeName: String { FileSourceOptions.typeName }
+    /// The file, resolved.
+    public let path: String
+    /// The path as written in the config (or on the command line), for messages.
+    public let shownPath: String
+    public let today: LocalDate?
+
+    public init(id: String, label: String, path: String, shownPath: String, today: LocalDate?) {
+        self.id = id
+        self.label = label
+        self.path = path
+        self.shownPath = shownPath
+        self.today = today
+    }
+
+    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
+        let options = try SourceRegistry.options(config, as: FileSourceOptions.self)
+        return FileSource(id: config.name, label: config.name, path: context.resolvePath(options.path),
+                          shownPath: options.path, today: context.today)
+    }
+
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
+                     emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
+        var files = try CardFiles(file: path, shown: shownPath)
+        files.today = today
+        try files.read(bytesRead: bytesRead, emit)
+        return SourceOutcome(coverage: .complete, fingerprint: files.fingerprint)
+    }
+
+    public func fingerprint() -> String? { (try? CardFiles(file: path, shown: shownPath))?.fingerprint }
+
+    /// The file's folder: editors and exporters write a new file and rename it
+    /// over the old one, which a watch on the file itself would miss.
+    public var watchedPaths: [String] { [path] }
+
+    public func estimatedBytes() -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Synchronization
+
+/// Watches local sources with inotify and calls back once they have been
+/// quiet for `debounce` seconds (DESIGN §3a: `run` re-syncs and re-plans).
+///
+/// Each path is watched itself (a folder: files created, written, renamed
+/// in or out, deleted) and through its parent folder, filtered to its own
+/// name: an editor or vdirsyncer writing a temp file and renaming it over a
+/// `.vcf`, a new sub-folder, or the whole folder replaced by a rename are all
+/// seen. `watch(_:)` is called again after each sync, so a new sub-folder
+/// gets its own watch. The inotify fd is watched by a thread of its own,
+/// blocked in poll(2), like `run`'s wall-clock timer: nothing wakes while no
+/// file changes, and the poll has a timeout only during a debounce. (Not a
+/// Dispatch source: its worker would arm libdispatch's one-second monitor and
+/// wake an idle daemon every second; see `DaemonExecutor`.)
+public final class SourceWatcher: Sendable {
+    private let core: Core
+    /// The write end of the pipe that stops the poll thread.
+    private let stopWrite: Int32
+
+    public init(debounce: Double = 2, onChange: @escaping @Sendable () -> Void) throws {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else {
+            throw SourceError.runtime("cannot watch the sources (inotify_init1: \(String(cString: strerror(errno))))")
+        }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            throw SourceError.runtime("cannot watch the sources (pipe: \(String(cString: strerror(errno))))")
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        stopWrite = ends[1]
+        let stopRead = ends[0]
+        let core = Core(descriptor: fd, debounce: debounce, onChange: onChange)
+        self.core = core
+        let thread = Thread {
+            core.run(stop: stopRead)
+            close(fd)
+            close(stopRead)
+        }
+        thread.name = "birthdaybuzz.watch"
+        thread.start()
+    }
+
+    deinit {
+        close(stopWrite)  // the poll thread sees the hang-up, closes the fds and ends
+    }
+
+    /// Replaces the set of watched paths; returns the paths that could not be
+    /// watched, with why (a folder that does not exist yet is watched through
+    /// its parent, and gets its own watch once it appears and is synced).
+    @discardableResult
+    public func watch(_ paths: [String]) -> [String] { core.watch(paths) }
+}
+
+/// What the poll thread shares with the watcher (kept apart so that the
+/// thread does not keep the watcher alive).
+private final class Core: Sendable {
+    private struct State {
+        /// Watch descriptor → the names it reports on (nil: every name).
+        var filters: [Int32: [String?]] = [:]
+        /// When the last relevant event came (monotonic seconds), while a debounce runs.
+        var lastEvent: Double?
+    }
+
+    let descriptor: Int32
+    let debounce: Double
+    private let state = Mutex(State())
+    private let onChange: @Sendable () -> Void
+
+    /// Events that mean "something in here may have changed".
+    private static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE
+                                             | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    init(descriptor: Int32, debounce: Double, onChange: @escaping @Sendable () -> Void) {
+        self.descriptor = descriptor
+        self.debounce = debounce
+        self.onChange = onChange
+    }
+
+    func watch(_ paths: [String]) -> [String] {
+        var filters: [Int32: [String?]] = [:]
+        var problems: [String] = []
+        func add(_ path: String, name: String?) {
+            let wd = inotify_add_watch(descriptor, path, Core.mask)
+            if wd >= 0 {
+                filters[wd, default: []].append(name)
+            } else if errno != ENOENT && errno != ENOTDIR {
+                problems.append("\(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        for path in Set(paths) {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { add(path, name: nil) }
+            let url = URL(fileURLWithPath: path)
+            add(url.deletingLastPathComponent().path, name: url.lastPathComponent)
+        }
+        let stale = state.withLock { state -> [Int32] in
+            let old = Set(state.filters.keys)
+            state.filters = filters
+            return Array(old.subtracting(filters.keys))
+        }
+        for wd in stale { inotify_rm_watch(descriptor, wd) }
+        return problems
+    }
+
+    /// Reads every pending event; any that concerns a watched name starts (or
+    /// extends) the quiet period.
+    func drain() {
+        let size = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<inotify_event>.alignment)
+        defer { buffer.deallocate() }
+        var relevant = false
+        while true {
+            let count = read(descriptor, buffer, size)
+            if count <= 0 { break }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameBytes = Int(event.len)
+                var name: String?
+                if nameBytes > 0 {
+                    let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self)
+                    name = String(cString: start)
+                }
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    relevant = true
+                } else if let filters = state.withLock({ $0.filters[event.wd] }) {
+                    if filters.contains(where: { $0 == nil || $0 == name }) { relevant = true }
+                }
+                offset += MemoryLayout<inotify_event>.size + nameBytes
+            }
+        }
+        guard relevant else { return }
+        state.withLock { $0.lastEvent = Core.monotonic() }
+    }
+
+    /// The poll loop: events start or extend a quiet period; once it has lasted
+    /// `debounce` seconds, `onChange` runs. Ends when `stop` hangs up.
+    func run(stop: Int32) {
+        var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        while true {
+            var timeout: Int32 = -1
+            if let last = state.withLock({ $0.lastEvent }) {
+                let remaining = debounce - (Core.monotonic() - last)
+                if remaining <= 0 {
+                    state.withLock { $0.lastEvent = nil }
+                    onChange()
+                    continue
+                }
+                timeout = Int32((remaining * 1000).rounded(.up))
+            }
+            if poll(&watched, 2, timeout) < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if watched[1].revents != 0 { return }
+            if watched[0].revents & Int16(POLLIN) != 0 { drain() }
+        }
+    }
+
+    private static func monotonic() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
