@@ -96,6 +96,23 @@ public struct Birthday: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension Birthday {
+    /// `description`, then a space and the calendar when it is not Gregorian
+    /// (`1990-03-15 hebrew`): how the store keeps an anniversary with its calendar.
+    public var storedFormWithCalendar: String {
+        calendar == .gregorian ? description : description + " " + calendar.rawValue
+    }
+
+    /// Reads `storedFormWithCalendar` (and the plain stored forms).
+    public init?(storedFormWithCalendar text: String) {
+        let parts = text.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first else { return nil }
+        let calendar = parts.count == 2 ? BirthdayCalendar(rawValue: String(parts[1])) : .gregorian
+        guard let calendar else { return nil }
+        self.init(storedForm: String(first), calendar: calendar)
+    }
+}
+
 /// One occurrence of a birthday.
 public struct Occurrence: Hashable, Sendable {
     /// The Gregorian day it is celebrated on.

@@ -213,6 +213,7 @@ public final class BuzzDatabase: Sendable {
                 ALTER TABLE delivery_v2 RENAME TO delivery;
                 """)
         }
+        registerOccasions(&migrator)
         return migrator
     }
 
