@@ -68,7 +68,7 @@ struct TemplateRenderer: ReminderRendering {
         let text = templates.renderReminder(name: contact.name, firstName: contact.firstName, daysUntil: daysUntil,
                                             age: event.age, date: event.occurrence, locale: locale,
                                             occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes)
-        return Message(kind: .reminder, id: event.id, title: text.title, body: text.body,
+        return Message(kind: event.occasion == .birthday ? .reminder : .anniversary, id: event.id, title: text.title, body: text.body,
                        contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence,
                        daysUntil: daysUntil, locale: text.locale)
     }
