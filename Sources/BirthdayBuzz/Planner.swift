@@ -75,6 +75,31 @@ public struct ContactSettings: Hashable, Sendable {
     public var isEmpty: Bool { offsets == nil && time == nil && channels == nil }
 }
 
+/// A contact's own settings, open gift ideas and notes, as planning and rendering see them.
+private final class KeptForPlanning: Hashable, Sendable {
+    let settings: ContactSettings?
+    let giftIdeas: [String]
+    let notes: [String]
+
+    /// nil when there is nothing to keep.
+    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String]) {
+        if settings == nil, giftIdeas.isEmpty, notes.isEmpty { return nil }
+        self.settings = settings
+        self.giftIdeas = giftIdeas
+        self.notes = notes
+    }
+
+    static func == (a: KeptForPlanning, b: KeptForPlanning) -> Bool {
+        a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(settings)
+        hasher.combine(giftIdeas)
+        hasher.combine(notes)
+    }
+}
+
 /// The lightest plannable contact: what `upcoming` and the dispatcher load.
 public struct PlanningContact: Hashable, Sendable {
     public var id: String
@@ -88,12 +113,25 @@ public struct PlanningContact: Hashable, Sendable {
     public var includedAt: Int64?
     /// The anniversary that counts (the hand-entered one, else the card's).
     public var anniversary: Birthday?
+    /// Settings, gift ideas and notes: few contacts have any, so they sit behind
+    /// one reference that is nil for the others (planning copies no arrays for them).
+    private var kept: KeptForPlanning?
+
     /// The contact's own settings (`buzz set`); nil when none.
-    public var settings: ContactSettings?
+    public var settings: ContactSettings? {
+        get { kept?.settings }
+        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes) }
+    }
     /// Open gift ideas, oldest first (template variable `gift_ideas`).
-    public var giftIdeas: [String]
+    public var giftIdeas: [String] {
+        get { kept?.giftIdeas ?? [] }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes) }
+    }
     /// Notes, oldest first (template variable `notes`).
-    public var notes: [String]
+    public var notes: [String] {
+        get { kept?.notes ?? [] }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue) }
+    }
 
     public init(id: String, name: String, firstName: String? = nil, birthday: Birthday?, categories: [String] = [],
                 isIncluded: Bool = true, includedAt: Int64? = nil, anniversary: Birthday? = nil,
@@ -106,9 +144,7 @@ public struct PlanningContact: Hashable, Sendable {
         self.isIncluded = isIncluded
         self.includedAt = includedAt
         self.anniversary = anniversary
-        self.settings = settings
-        self.giftIdeas = giftIdeas
-        self.notes = notes
+        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes)
     }
 
     /// The date of an occasion.
@@ -277,6 +313,11 @@ public struct Planner: Sendable {
         let today = clock.localDate(at: now)
         let horizon = today.adding(days: Self.horizonYears * 366)
         let anniversaries = config.anniversaries.enabled
+        // An anniversary's route is the same for every contact without settings,
+        // unless groups can change its channels.
+        let anniversaryOffsets = config.anniversaries.offsets
+        let anniversaryChannels = config.anniversaries.channels ?? defaultChannels
+        let anniversaryRouteVaries = config.anniversaries.channels == nil && !config.groups.isEmpty
         // Compact candidates first; ids and names are built only for the winners.
         // A max-heap of the `limit` earliest fire times gives a running cut-off,
         // so most candidates are never stored and only a small set is sorted.
@@ -341,9 +382,14 @@ public struct Planner: Sendable {
                 }
             }
             if anniversaries, let anniversary = contact.anniversary {
-                let route = route(for: contact, occasion: .anniversary)
-                plan(anniversary, index: index, anniversary: true, offsets: route.offsets, channels: route.channels,
-                     seconds: route.time * 60, done: done)
+                if contact.settings == nil, !anniversaryRouteVaries || contact.categories.isEmpty {
+                    plan(anniversary, index: index, anniversary: true, offsets: anniversaryOffsets,
+                         channels: anniversaryChannels, seconds: secondsAfterMidnight, done: done)
+                } else {
+                    let route = route(for: contact, occasion: .anniversary)
+                    plan(anniversary, index: index, anniversary: true, offsets: route.offsets, channels: route.channels,
+                         seconds: route.time * 60, done: done)
+                }
             }
         }
         // Order by fire time; ties are broken by contact id, occasion and offset so

@@ -130,8 +130,12 @@ extension BuzzDatabase {
         }
     }
 
-    private func updateExtra(_ id: String, now: Int64, _ assignment: String, _ arguments: StatementArguments) throws {
+    /// Sets columns of a contact's `contact_extra` row (made when missing, dropped
+    /// when nothing is left in it), and runs `also` in the same transaction.
+    private func updateExtra(_ id: String, now: Int64, _ assignment: String, _ arguments: StatementArguments,
+                             also: ((Database) throws -> Void)? = nil) throws {
         try write { db in
+            try also?(db)
             try db.execute(sql: "INSERT INTO contact_extra (contact_id, updated_at) VALUES (?, ?) ON CONFLICT(contact_id) DO NOTHING",
                            arguments: [id, now])
             try db.execute(sql: "UPDATE contact_extra SET \(assignment), updated_at = ? WHERE contact_id = ?",
@@ -147,15 +151,13 @@ extension BuzzDatabase {
     /// "no anniversary" too). An undecided contact becomes included, as with
     /// `setManualBirthday`; a skipped one stays skipped.
     public func setManualAnniversary(_ anniversary: Birthday?, for id: String, now: Int64) throws {
-        try updateExtra(id, now: now, "manual_anniversary = ?", [anniversary?.storedFormWithCalendar])
-        if anniversary != nil {
-            try write { db in
-                try db.execute(sql: """
-                    UPDATE contact SET decision = COALESCE(decision, 1),
-                        included_at = CASE WHEN decision IS NULL THEN ? ELSE included_at END, updated_at = ?
-                    WHERE id = ?
-                    """, arguments: [now, now, id])
-            }
+        try updateExtra(id, now: now, "manual_anniversary = ?", [anniversary?.storedFormWithCalendar]) { db in
+            guard anniversary != nil else { return }
+            try db.execute(sql: """
+                UPDATE contact SET decision = COALESCE(decision, 1),
+                    included_at = CASE WHEN decision IS NULL THEN ? ELSE included_at END, updated_at = ?
+                WHERE id = ?
+                """, arguments: [now, now, id])
         }
     }
 

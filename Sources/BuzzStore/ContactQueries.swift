@@ -81,10 +81,18 @@ extension BuzzDatabase {
                 contacts.append(PlanningContact(
                     id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
-                    includedAt: row[8], anniversary: (row[10] as String?).flatMap { Birthday(storedFormWithCalendar: $0) }))
+                    includedAt: row[8], anniversary: try Self.anniversary(row, 10)))
             }
             try Self.applyPlanningExtras(to: &contacts, db)
             return contacts
+        }
+    }
+
+    /// The stored anniversary in column `index`, read from its bytes (no string).
+    private static func anniversary(_ row: Row, _ index: Int) throws -> Birthday? {
+        try row.withUnsafeData(atIndex: index) { data in
+            guard let data, !data.isEmpty else { return nil }
+            return data.withUnsafeBytes { Birthday(storedFormBytes: $0) }
         }
     }
 
