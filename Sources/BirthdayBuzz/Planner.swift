@@ -112,7 +112,13 @@ public struct PlanningContact: Hashable, Sendable {
     /// When the contact was included, seconds since 1970 (nil if unknown).
     public var includedAt: Int64?
     /// The anniversary that counts (the hand-entered one, else the card's).
-    public var anniversary: Birthday?
+    public var anniversary: Birthday? {
+        get { Self.unpack(packedAnniversary) }
+        set { packedAnniversary = Self.pack(newValue) }
+    }
+    /// `anniversary` in one word (0: none), so that contacts without one cost
+    /// planning eight bytes, not a `Birthday?`, in the array it walks.
+    fileprivate var packedAnniversary: Int64 = 0
     /// Settings, gift ideas and notes: few contacts have any, so they sit behind
     /// one reference that is nil for the others (planning copies no arrays for them).
     private var kept: KeptForPlanning?
@@ -145,6 +151,20 @@ public struct PlanningContact: Hashable, Sendable {
         self.includedAt = includedAt
         self.anniversary = anniversary
         kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes)
+    }
+
+    private static func pack(_ date: Birthday?) -> Int64 {
+        guard let date else { return 0 }
+        let calendar = Int64(BirthdayCalendar.allCases.firstIndex(of: date.calendar) ?? 0)
+        return 1 << 48 | calendar << 32 | Int64((date.year ?? -1) + 1) << 16 | Int64(date.month) << 8 | Int64(date.day)
+    }
+
+    private static func unpack(_ packed: Int64) -> Birthday? {
+        guard packed != 0 else { return nil }
+        let year = Int((packed >> 16) & 0xFFFF) - 1
+        let calendar = BirthdayCalendar.allCases[Int((packed >> 32) & 0xFF)]
+        return Birthday(month: Int((packed >> 8) & 0xFF), day: Int(packed & 0xFF), year: year < 0 ? nil : year,
+                        calendar: calendar)
     }
 
     /// The date of an occasion.
@@ -381,7 +401,7 @@ public struct Planner: Sendable {
                          seconds: route.time * 60, done: done)
                 }
             }
-            if anniversaries, let anniversary = contact.anniversary {
+            if anniversaries, contact.packedAnniversary != 0, let anniversary = contact.anniversary {
                 if contact.settings == nil, !anniversaryRouteVaries || contact.categories.isEmpty {
                     plan(anniversary, index: index, anniversary: true, offsets: anniversaryOffsets,
                          channels: anniversaryChannels, seconds: secondsAfterMidnight, done: done)

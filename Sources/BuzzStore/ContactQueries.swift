@@ -90,7 +90,8 @@ extension BuzzDatabase {
 
     /// The stored anniversary in column `index`, read from its bytes (no string).
     private static func anniversary(_ row: Row, _ index: Int) throws -> Birthday? {
-        try row.withUnsafeData(atIndex: index) { data in
+        if row.hasNull(atIndex: index) { return nil }
+        return try row.withUnsafeData(atIndex: index) { data in
             guard let data, !data.isEmpty else { return nil }
             return data.withUnsafeBytes { Birthday(storedFormBytes: $0) }
         }
