@@ -343,25 +343,41 @@ public struct Planner: Sendable {
         // so most candidates are never stored and only a small set is sorted.
         var candidates: [Candidate] = []
         var earliest = FireTimeHeap(capacity: limit)
-        var fireCache: [Int: Int64] = [:]
-        func fireTime(_ day: LocalDate, _ seconds: Int) -> Int64 {
+        // Fire times at the configured time, by day number from `firstCached`:
+        // most events of a look-ahead fire within a year and a bit of today.
+        let todayNumber = today.daysSinceEpoch
+        let firstCached = todayNumber - 2
+        var fireCache = [Int64](repeating: .min, count: 800)
+        func fireTime(_ dayNumber: Int, _ seconds: Int) -> Int64 {
+            let slot = dayNumber - firstCached
             // Only the configured time is cached: a contact's own time is rare.
-            guard seconds == secondsAfterMidnight else { return clock.instant(of: day, secondsAfterMidnight: seconds) }
-            let key = day.daysSinceEpoch
-            if let cached = fireCache[key] { return cached }
-            let value = clock.instant(of: day, secondsAfterMidnight: seconds)
-            fireCache[key] = value
+            guard seconds == secondsAfterMidnight, slot >= 0, slot < fireCache.count else {
+                return clock.instant(of: LocalDate(daysSinceEpoch: dayNumber), secondsAfterMidnight: seconds)
+            }
+            let cached = fireCache[slot]
+            if cached != .min { return cached }
+            let value = clock.instant(of: LocalDate(daysSinceEpoch: dayNumber), secondsAfterMidnight: seconds)
+            fireCache[slot] = value
+            return value
+        }
+        // `today` plus each offset (0…365), made once.
+        var startCache = [LocalDate?](repeating: nil, count: 366)
+        func start(_ offset: Int) -> LocalDate {
+            guard offset >= 0, offset < startCache.count else { return today.adding(days: offset) }
+            if let known = startCache[offset] { return known }
+            let value = today.adding(days: offset)
+            startCache[offset] = value
             return value
         }
         func plan(_ date: Birthday, index: Int, anniversary: Bool, offsets: [Int], channels: [String], seconds: Int,
                   done: [String: Set<String>]?) {
             let occasion: Occasion = anniversary ? .anniversary : .birthday
             for offset in offsets {
-                var occurrence = date.nextOccurrence(onOrAfter: today.adding(days: offset), feb29: feb29)
-                var fire = fireTime(occurrence.date.adding(days: -offset), seconds)
+                var occurrence = date.nextOccurrence(onOrAfter: start(offset), feb29: feb29)
+                var fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 if fire <= now {
                     occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
-                    fire = fireTime(occurrence.date.adding(days: -offset), seconds)
+                    fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 }
                 while occurrence.date <= horizon {
                     if let until, fire > until { break }
@@ -382,7 +398,7 @@ public struct Planner: Sendable {
                     if until == nil, !finished { break }
                     if let cutOff = earliest.cutOff, cutOff < fire + Self.shortestYear { break }
                     occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
-                    fire = fireTime(occurrence.date.adding(days: -offset), seconds)
+                    fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 }
             }
         }

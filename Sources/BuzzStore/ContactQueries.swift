@@ -81,20 +81,19 @@ extension BuzzDatabase {
                 contacts.append(PlanningContact(
                     id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
-                    includedAt: row[8], anniversary: try Self.anniversary(row, 10)))
+                    includedAt: row[8], anniversary: Self.anniversary(row, 10)))
             }
             try Self.applyPlanningExtras(to: &contacts, db)
             return contacts
         }
     }
 
-    /// The stored anniversary in column `index`, read from its bytes (no string).
-    private static func anniversary(_ row: Row, _ index: Int) throws -> Birthday? {
+    /// The stored anniversary in column `index`, parsed from its bytes (a date is
+    /// a small string: reading it allocates nothing).
+    private static func anniversary(_ row: Row, _ index: Int) -> Birthday? {
         if row.hasNull(atIndex: index) { return nil }
-        return try row.withUnsafeData(atIndex: index) { data in
-            guard let data, !data.isEmpty else { return nil }
-            return data.withUnsafeBytes { Birthday(storedFormBytes: $0) }
-        }
+        guard var text = row[index] as String? else { return nil }
+        return text.withUTF8 { Birthday(storedFormBytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
