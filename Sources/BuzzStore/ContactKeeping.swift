@@ -203,11 +203,6 @@ extension BuzzDatabase {
         }
     }
 
-    /// The contact's own extras (none: an empty value).
-    public func extras(for id: String) throws -> ContactExtras {
-        try read { db in try Self.extras(db)[id] ?? ContactExtras() }
-    }
-
     /// The ledger rows about one contact (reminders, asks, wishes), newest first.
     public func history(for id: String) throws -> [LedgerRow] {
         try read { db in
