@@ -29,6 +29,7 @@ i.e. a year-less yearly reminder with a one-day advance warning.  Names are
 generated from fixed lists, but '%' and '[' are escaped anyway.
 """
 
+import os
 import random
 import sys
 import uuid
@@ -273,6 +274,21 @@ def make_card(rng, i):
 
     rng.shuffle(props)
     lines.extend(props)
+    # Anniversaries (BENCH_ANNIVERSARIES, a fraction of the cards) come from a
+    # random stream of their own, after the shuffle, so the rest of every card
+    # is the same with or without them.
+    if ANNIVERSARIES > 0 and ANNIV_RNG.random() < ANNIVERSARIES:
+        year = ANNIV_RNG.randint(1960, 2023)
+        month = ANNIV_RNG.randint(1, 12)
+        day = ANNIV_RNG.randint(1, 28 if month == 2 else 30)
+        form = ANNIV_RNG.random()
+        if version == "4.0":
+            lines.append("ANNIVERSARY:%04d%02d%02d" % (year, month, day))
+        elif form < 0.5 and version == "3.0":
+            lines.append("item9.X-ABDATE;type=pref:%04d-%02d-%02d" % (year, month, day))
+            lines.append("item9.X-ABLabel:_$!<Anniversary>!$_")
+        else:
+            lines.append("X-ANNIVERSARY:%04d-%02d-%02d" % (year, month, day))
     lines.append("END:VCARD")
 
     if version == "2.1":
@@ -280,6 +296,12 @@ def make_card(rng, i):
     else:
         text = CRLF.join(fold(ln) for ln in lines) + CRLF
     return text, fn, md
+
+
+# The fraction of cards with an anniversary (0 to 1; default 0: none, the
+# cards of earlier runs byte for byte).
+ANNIVERSARIES = float(os.environ.get("BENCH_ANNIVERSARIES", "0") or 0)
+ANNIV_RNG = random.Random(SEED + 1)
 
 
 def main(argv):

@@ -19,8 +19,14 @@ REPEATS=${BENCH_REPEATS:-3}               # best-of for upcoming and remind
 IMPORT_RUNS=${BENCH_IMPORT_RUNS:-1}       # fresh data dir each time; best is reported
 VOBJECT_SPEC=${VOBJECT_SPEC:-vobject==0.9.9}
 
-VCF=$OUT/cards-$N.vcf
-REM=$OUT/cards-$N.rem
+# BENCH_ANNIVERSARIES: the fraction of cards that also carry an anniversary
+# (0 to 1; default 0). Those files are named cards-N-aF.{vcf,rem}.
+ANNIVERSARIES=${BENCH_ANNIVERSARIES:-0}
+export BENCH_ANNIVERSARIES=$ANNIVERSARIES
+SUFFIX=""
+if [ "$ANNIVERSARIES" != "0" ]; then SUFFIX="-a$ANNIVERSARIES"; fi
+VCF=$OUT/cards-$N$SUFFIX.vcf
+REM=$OUT/cards-$N$SUFFIX.rem
 VENV=$OUT/venv
 
 mkdir -p "$OUT"
@@ -150,7 +156,7 @@ REPORT=$OUT/last-report.txt
 {
     echo
     echo "BirthdayBuzz import/upcoming benchmark  ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores)"
-    echo "input: $N cards, $VCF_BYTES bytes ($(basename "$VCF")); $REM_LINES REM lines; --now $NOW"
+    echo "input: $N cards (anniversaries on a fraction $ANNIVERSARIES), $VCF_BYTES bytes ($(basename "$VCF")); $REM_LINES REM lines; --now $NOW"
     echo "buzz: $BUZZ"
     echo "vobject $VOBJECT_VERSION: $VOBJECT_RESULT; remind: $("$REMIND" -V 2>&1 | sed -n 's/^\(REMIND [^ ]*\).*/\1/p' | head -n 1)"
     echo "buzz import: $(tr '\n' ' ' <"$TMPROOT/import.out" | cut -c1-120); data dir $DB_BYTES bytes"

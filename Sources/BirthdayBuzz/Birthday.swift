@@ -96,6 +96,47 @@ public struct Birthday: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension Birthday {
+    /// `description`, then a space and the calendar when it is not Gregorian
+    /// (`1990-03-15 hebrew`): how the store keeps an anniversary with its calendar.
+    public var storedFormWithCalendar: String {
+        calendar == .gregorian ? description : description + " " + calendar.rawValue
+    }
+
+    /// Reads `storedFormWithCalendar` from its UTF-8 bytes: `YYYY-MM-DD` and
+    /// `--MM-DD` without making a string (planning reads one per contact); other
+    /// forms through `init?(storedFormWithCalendar:)`.
+    public init?(storedFormBytes bytes: UnsafeRawBufferPointer) {
+        func digits(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for offset in start..<(start + count) {
+                let byte = bytes[offset]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        if bytes.count == 10, bytes[4] == 0x2D, bytes[7] == 0x2D,
+           let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2) {
+            self.init(month: month, day: day, year: year)
+        } else if bytes.count == 7, bytes[0] == 0x2D, bytes[1] == 0x2D, bytes[4] == 0x2D,
+                  let month = digits(2, 2), let day = digits(5, 2) {
+            self.init(month: month, day: day)
+        } else {
+            self.init(storedFormWithCalendar: String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    /// Reads `storedFormWithCalendar` (and the plain stored forms).
+    public init?(storedFormWithCalendar text: String) {
+        let parts = text.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first else { return nil }
+        let calendar = parts.count == 2 ? BirthdayCalendar(rawValue: String(parts[1])) : .gregorian
+        guard let calendar else { return nil }
+        self.init(storedForm: String(first), calendar: calendar)
+    }
+}
+
 /// One occurrence of a birthday.
 public struct Occurrence: Hashable, Sendable {
     /// The Gregorian day it is celebrated on.

@@ -27,23 +27,49 @@ public enum ListSection: String, Sendable, CaseIterable {
     }
 }
 
-/// One row of the buzz list: a contact and its next birthday.
+/// One row of the buzz list: a contact and the next date of one of its occasions.
 public struct ListEntry: Sendable {
     public var contact: Contact
+    /// What the row is about: the birthday (a contact without one has a
+    /// `missing` birthday row) or the anniversary (only when there is one).
+    public var occasion: Occasion = .birthday
     public var next: Occurrence?
     public var daysUntil: Int?
     public var section: ListSection
 
+    public init(contact: Contact, occasion: Occasion = .birthday, next: Occurrence?, daysUntil: Int?, section: ListSection) {
+        self.contact = contact
+        self.occasion = occasion
+        self.next = next
+        self.daysUntil = daysUntil
+        self.section = section
+    }
+
+    /// The date the row is about (the contact's birthday or anniversary).
+    public var date: Birthday? { occasion == .birthday ? contact.birthday : contact.anniversary }
+
     /// Rows for `contacts`, as of the local date `today`, nearest first, then by
-    /// name; contacts without a birthday last (section `missing`).
-    public static func entries(_ contacts: [Contact], today: LocalDate, feb29: Feb29Policy) -> [ListEntry] {
-        let rows = contacts.map { contact -> ListEntry in
-            guard let birthday = contact.birthday else {
-                return ListEntry(contact: contact, next: nil, daysUntil: nil, section: .missing)
+    /// name (a birthday before an anniversary); contacts without a birthday last
+    /// (section `missing`). With `anniversaries`, a contact with an anniversary
+    /// has a second row for it (DESIGN §3b: one line per occasion).
+    public static func entries(_ contacts: [Contact], today: LocalDate, feb29: Feb29Policy,
+                               anniversaries: Bool = false) -> [ListEntry] {
+        var rows: [ListEntry] = []
+        rows.reserveCapacity(contacts.count)
+        for contact in contacts {
+            if let birthday = contact.birthday {
+                let next = birthday.nextOccurrence(onOrAfter: today, feb29: feb29)
+                let days = today.days(until: next.date)
+                rows.append(ListEntry(contact: contact, next: next, daysUntil: days, section: ListSection(daysUntil: days)))
+            } else {
+                rows.append(ListEntry(contact: contact, next: nil, daysUntil: nil, section: .missing))
             }
-            let next = birthday.nextOccurrence(onOrAfter: today, feb29: feb29)
-            let days = today.days(until: next.date)
-            return ListEntry(contact: contact, next: next, daysUntil: days, section: ListSection(daysUntil: days))
+            if anniversaries, let anniversary = contact.anniversary {
+                let next = anniversary.nextOccurrence(onOrAfter: today, feb29: feb29)
+                let days = today.days(until: next.date)
+                rows.append(ListEntry(contact: contact, occasion: .anniversary, next: next, daysUntil: days,
+                                      section: ListSection(daysUntil: days)))
+            }
         }
         return rows.sorted { a, b in
             switch (a.daysUntil, b.daysUntil) {
@@ -51,8 +77,11 @@ public struct ListEntry: Sendable {
             case (nil, _?): return false
             case (_?, nil): return true
             default:
-                return a.contact.name.lowercased() != b.contact.name.lowercased()
-                    ? a.contact.name.lowercased() < b.contact.name.lowercased() : a.contact.id < b.contact.id
+                if a.contact.name.lowercased() != b.contact.name.lowercased() {
+                    return a.contact.name.lowercased() < b.contact.name.lowercased()
+                }
+                if a.contact.id != b.contact.id { return a.contact.id < b.contact.id }
+                return a.occasion == .birthday && b.occasion == .anniversary
             }
         }
     }

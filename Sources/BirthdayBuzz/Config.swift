@@ -27,6 +27,14 @@ public struct BuzzConfig: Sendable {
         public var catchUp = 12 * 3_600
     }
 
+    /// `[anniversaries]` (DESIGN §3b): the second occasion.
+    public struct Anniversaries: Sendable {
+        public var enabled = true
+        public var offsets: [Int] = [0]
+        /// nil: the contact's group's channels, else the reminders' route.
+        public var channels: [String]?
+    }
+
     /// `[groups.NAME]`: contacts whose CATEGORIES include NAME (case-insensitive).
     public struct Group: Sendable {
         public var name: String
@@ -55,6 +63,7 @@ public struct BuzzConfig: Sendable {
     public var general: General
     public var contacts = Contacts()
     public var reminders = Reminders()
+    public var anniversaries = Anniversaries()
     /// Sorted by name: the first group a contact matches is the one that applies.
     public var groups: [Group] = []
     public var delivery = Delivery()

@@ -76,6 +76,13 @@ extension BuzzConfig {
             try reminders.finish()
         }
 
+        if let anniversaries = try root.table("anniversaries") {
+            if let enabled = try anniversaries.bool("enabled") { self.anniversaries.enabled = enabled }
+            if let offsets = try anniversaries.offsets("offsets") { self.anniversaries.offsets = offsets }
+            self.anniversaries.channels = try anniversaries.channelList("channels")
+            try anniversaries.finish()
+        }
+
         if let groups = try root.table("groups") {
             for name in groups.keys.sorted() {
                 guard let group = try groups.table(name) else { continue }
@@ -150,6 +157,7 @@ extension BuzzConfig {
             }
         }
         try check(reminders.channels, ["reminders", "channels"])
+        try check(anniversaries.channels, ["anniversaries", "channels"])
         for group in groups { try check(group.channels, ["groups", group.name, "channels"]) }
         try check(ask.sms.map { [$0] }, ["ask", "sms"])
         try check(ask.email.map { [$0] }, ["ask", "email"])

@@ -86,6 +86,12 @@ public struct Contact: Hashable, Sendable {
     /// `clear-birthday` on the card's birthday: "no birthday" (the card's date is
     /// wrong), kept across re-imports until a birthday is entered by hand.
     public var birthdayCleared: Bool
+    /// An anniversary entered by hand (`set-anniversary`); wins over the card's.
+    public var manualAnniversary: Birthday?
+    /// `clear-anniversary` on the card's anniversary: none, kept across re-imports.
+    public var anniversaryCleared = false
+    /// The contact's own reminder settings (`buzz set`); nil when none.
+    public var settings: ContactSettings?
     /// Where the card came from (file or directory path).
     public var source: String
     /// When the contact was last included, as seconds since 1970 (nil if never).
@@ -113,4 +119,7 @@ public struct Contact: Hashable, Sendable {
     /// hand, else the card's.
     public var birthday: Birthday? { manualBirthday ?? (birthdayCleared ? nil : card.birthday) }
     public var isIncluded: Bool { decision == .include }
+    /// The anniversary that counts: the hand-entered one, else none when cleared
+    /// by hand, else the card's.
+    public var anniversary: Birthday? { manualAnniversary ?? (anniversaryCleared ? nil : card.anniversary) }
 }

@@ -159,7 +159,7 @@ public final class Dispatcher: Sendable {
         // a clock stepped back, a contact imported late), as far back as the
         // planner's look-back (DESIGN §2, catch-up). The ledger tells them apart
         // from events already handled: each of those has a row, whatever its time.
-        let windowStart = max(epoch, min(watermark, now - planner.lookback))
+        let windowStart = max(epoch, min(watermark, now - planner.lookback(for: contacts)))
         let due = planner.due(contacts, after: windowStart, upTo: now)
         // Widened by two days: a changed `reminders.time` or time zone moves an
         // event's fire time but not its id, and it must still count as recorded.
@@ -238,14 +238,17 @@ public final class Dispatcher: Sendable {
         return report
     }
 
-    private func event(for parts: (contactID: String, offset: Int, occurrence: LocalDate), contact: PlanningContact,
-                       fireAt: Int64) -> PlannedEvent? {
-        guard contact.isIncluded, contact.birthday != nil else { return nil }
-        let route = planner.route(for: contact.categories)
-        return PlannedEvent(id: PlannedEvent.id(contactID: contact.id, offset: parts.offset, occurrence: parts.occurrence),
+    private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),
+                       contact: PlanningContact, fireAt: Int64) -> PlannedEvent? {
+        guard contact.isIncluded, let date = contact.date(of: parts.occasion) else { return nil }
+        if parts.occasion == .anniversary, !planner.remindsAnniversaries { return nil }
+        let route = planner.route(for: contact, occasion: parts.occasion)
+        return PlannedEvent(id: PlannedEvent.id(contactID: contact.id, occasion: parts.occasion, offset: parts.offset,
+                                                occurrence: parts.occurrence),
                             contactID: contact.id, name: contact.name, occurrence: parts.occurrence,
                             offsetDays: parts.offset, fireAt: fireAt,
-                            age: contact.birthday?.year.map { parts.occurrence.year - $0 }, channels: route.channels)
+                            age: date.year.map { parts.occurrence.year - $0 }, channels: route.channels,
+                            occasion: parts.occasion)
     }
 
     /// Sends one claimed row; returns the row with its outcome, for the caller to
@@ -294,7 +297,8 @@ public final class Dispatcher: Sendable {
 
     /// When `run` should wake next after `now`: the next fire time or the next retry.
     public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
-        let nextFire = planner.upcoming(contacts, now: now, limit: 1, recorded: try ledger.recorded(around: now, planner: planner)).first?.fireAt
+        let nextFire = planner.upcoming(contacts, now: now, limit: 1,
+                                        recorded: try ledger.recorded(around: now, planner: planner, contacts: contacts)).first?.fireAt
         let nextRetry = try ledger.unfinished().filter { $0.kind == .reminder }.compactMap { row -> Int64? in
             row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()

@@ -67,6 +67,18 @@ max_pending = 64
 # older ones are recorded as missed instead of flooding you.
 catch_up = "12h"
 
+[anniversaries]
+# Anniversaries (ANNIVERSARY, Apple's X-ABDATE labelled Anniversary, …, or
+# buzz set-anniversary) are a second occasion, reminded of like birthdays.
+enabled = true
+# Days before the anniversary: 0 = on the day.
+offsets = [0]
+# Where they go. Default: the contact's group's channels, else reminders.channels.
+# channels = ["desktop"]
+
+# A contact's own settings (buzz set CONTACT --offsets 0,7 --time 07:30
+# --channels desktop) win over its group, which wins over [reminders].
+
 # Groups override offsets and channels for contacts whose vCard CATEGORIES
 # contain the group's name (case-insensitive). When a contact is in several
 # groups, the first group by name applies.

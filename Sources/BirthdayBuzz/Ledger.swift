@@ -80,8 +80,8 @@ public protocol DeliveryLedger: Sendable {
 extension DeliveryLedger {
     /// Deliveries recorded lately, which planning from `now` must leave out:
     /// an event sent before its time moved later is not planned again (DESIGN §2).
-    public func recorded(around now: Int64, planner: Planner) throws -> RecordedDeliveries {
-        RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback - 2 * 86_400, upTo: .max))
+    public func recorded(around now: Int64, planner: Planner, contacts: [PlanningContact] = []) throws -> RecordedDeliveries {
+        RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback(for: contacts) - 2 * 86_400, upTo: .max))
     }
 
     /// Row by row (fine for ledgers where each save is cheap).
@@ -91,12 +91,19 @@ extension DeliveryLedger {
 }
 
 extension PlannedEvent {
-    /// Splits an event id `<contact>/<offset>/<YYYY-MM-DD>` back into its parts
-    /// (the contact part percent-decoded); nil for other ids (asks).
-    public static func parse(_ id: String) -> (contactID: String, offset: Int, occurrence: LocalDate)? {
+    /// Splits an event id — `<contact>/<offset>/<YYYY-MM-DD>` (a birthday) or
+    /// `<contact>/anniversary/<offset>/<YYYY-MM-DD>` — back into its parts (the
+    /// contact part percent-decoded); nil for other ids (asks, wishes).
+    public static func parse(_ id: String) -> (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate)? {
         let parts = id.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, let offset = Int(parts[1]), let date = LocalDate(iso: parts[2]) else { return nil }
+        let occasion: Occasion
+        switch parts.count {
+        case 3: occasion = .birthday
+        case 4 where parts[1] == "anniversary": occasion = .anniversary
+        default: return nil
+        }
+        guard let offset = Int(parts[parts.count - 2]), let date = LocalDate(iso: parts[parts.count - 1]) else { return nil }
         let contact = parts[0].replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%")
-        return (contact, offset, date)
+        return (contact, occasion, offset, date)
     }
 }

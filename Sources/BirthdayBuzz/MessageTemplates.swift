@@ -41,8 +41,13 @@ public struct MessageTemplates: Sendable {
         /// To the user about a contact's birthday. Variables: `name`, `first_name`,
         /// `days_until`, `age` (absent when unknown), `date` (localized weekday, day
         /// and month), and the booleans `today`, `tomorrow`, `later` (2 days or more)
-        /// and `has_age`.
+        /// and `has_age`; `gift_ideas` and `notes` (lists of text, open gift ideas and
+        /// notes about the contact) with `has_gift_ideas` and `has_notes`.
         case reminder
+        /// To the user about a contact's anniversary (DESIGN §3b). Variables as for
+        /// `reminder`, with `years` (absent when the year is unknown) and `has_years`
+        /// instead of `age` and `has_age`.
+        case anniversary
         /// To a contact, asking for their birthday. Variables: `first_name`, `name`,
         /// `sender_name` (absent when not configured).
         case ask
@@ -50,7 +55,10 @@ public struct MessageTemplates: Sendable {
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
             switch self {
-            case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age"]
+            case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age",
+                             "gift_ideas", "has_gift_ideas", "notes", "has_notes"]
+            case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
+                                "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes"]
             case .ask: ["first_name", "name", "sender_name"]
             }
         }
@@ -92,7 +100,7 @@ public struct MessageTemplates: Sendable {
             guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
                   let kind = Kind(rawValue: String(parts[1])) else {
                 throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: reminder, ask)")
+                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask)")
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
@@ -136,25 +144,37 @@ public struct MessageTemplates: Sendable {
     }
 
     /// Renders a reminder to the user in `locale` (`general.locale`), falling back to its
-    /// language, then English. `age` is the age reached on that birthday, when known.
+    /// language, then English. `age` is the age reached on that birthday (for an
+    /// anniversary, the years), when known; `giftIdeas` and `notes` are the contact's.
     public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
-                               date: LocalDate, locale: String) -> (title: String, body: String, locale: String) {
+                               date: LocalDate, locale: String, occasion: Occasion = .birthday,
+                               giftIdeas: [String] = [], notes: [String] = []) -> (title: String, body: String, locale: String) {
+        let kind: Kind = occasion == .birthday ? .reminder : .anniversary
         let first = Self.nonBlank(firstName) ?? name
         let shownName = Self.nonBlank(name) ?? first
+        guard giftIdeas.isEmpty, notes.isEmpty else {
+            // Texts with the contact's own lists are not shared with anyone: no cache.
+            let used = resolvedLocale(kind: kind, preferred: [locale])
+            let values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
+                                             date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
+                                             giftIdeas: giftIdeas, notes: notes)
+            return render(kind, locale: used, values: values, fallbackTitle: name)
+        }
         // A batch of reminders differs mostly in the names: the rest of the text
         // comes from a cache, rendered once with holes where the names go.
-        let key = ReminderTextCache.Key(locale: locale, daysUntil: daysUntil, age: age, date: date)
+        let key = ReminderTextCache.Key(locale: locale, daysUntil: daysUntil, age: age, date: date, kind: kind)
         if let text = reminderTexts.entries.withLock({ $0[key] }) {
             return Self.finish(text, name: shownName, firstName: first, fallbackTitle: name)
         }
-        let used = resolvedLocale(kind: .reminder, preferred: [locale])
+        let used = resolvedLocale(kind: kind, preferred: [locale])
         let dateText = Self.format(date, locale: Self.dateLocale(requested: locale, used: used))
-        guard let compiled = templates["\(used)/\(Kind.reminder.rawValue)"], compiled.namesArePlain,
+        guard let compiled = templates["\(used)/\(kind.rawValue)"], compiled.namesArePlain,
               !ReminderTextCache.containsHole(dateText) else {
-            let values = Self.reminderValues(name: shownName, firstName: first, daysUntil: daysUntil, age: age, date: dateText)
-            return render(.reminder, locale: used, values: values, fallbackTitle: name)
+            let values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
+                                             date: dateText)
+            return render(kind, locale: used, values: values, fallbackTitle: name)
         }
-        let holes = Self.reminderValues(name: ReminderTextCache.nameHole, firstName: ReminderTextCache.firstNameHole,
+        let holes = Self.reminderValues(kind: kind, name: ReminderTextCache.nameHole, firstName: ReminderTextCache.firstNameHole,
                                         daysUntil: daysUntil, age: age, date: dateText)
         let text = ReminderTextCache.Text(title: ReminderTextCache.pieces(compiled.title.render(holes)),
                                           body: ReminderTextCache.pieces(compiled.body.render(holes)), locale: used)
@@ -170,13 +190,14 @@ public struct MessageTemplates: Sendable {
                                 date: LocalDate, locale: String) -> (title: String, body: String, locale: String) {
         let used = resolvedLocale(kind: .reminder, preferred: [locale])
         let first = Self.nonBlank(firstName) ?? name
-        let values = Self.reminderValues(name: Self.nonBlank(name) ?? first, firstName: first, daysUntil: daysUntil, age: age,
+        let values = Self.reminderValues(kind: .reminder, name: Self.nonBlank(name) ?? first, firstName: first,
+                                         daysUntil: daysUntil, age: age,
                                          date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)))
         return render(.reminder, locale: used, values: values, fallbackTitle: name)
     }
 
-    private static func reminderValues(name: String, firstName: String, daysUntil: Int, age: Int?,
-                                       date: String) -> [String: Any] {
+    private static func reminderValues(kind: Kind, name: String, firstName: String, daysUntil: Int, age: Int?,
+                                       date: String, giftIdeas: [String] = [], notes: [String] = []) -> [String: Any] {
         var values: [String: Any] = [
             "name": name,
             "first_name": firstName,
@@ -185,9 +206,18 @@ public struct MessageTemplates: Sendable {
             "today": daysUntil == 0,
             "tomorrow": daysUntil == 1,
             "later": daysUntil > 1,
-            "has_age": age != nil,
+            "gift_ideas": giftIdeas,
+            "has_gift_ideas": !giftIdeas.isEmpty,
+            "notes": notes,
+            "has_notes": !notes.isEmpty,
         ]
-        if let age { values["age"] = age }
+        if kind == .anniversary {
+            values["has_years"] = age != nil
+            if let age { values["years"] = age }
+        } else {
+            values["has_age"] = age != nil
+            if let age { values["age"] = age }
+        }
         return values
     }
 
@@ -247,6 +277,7 @@ final class ReminderTextCache: Sendable {
         let daysUntil: Int
         let age: Int?
         let date: LocalDate
+        var kind: MessageTemplates.Kind = .reminder
     }
 
     enum Piece: Sendable, Equatable {
@@ -456,7 +487,7 @@ extension MessageTemplates {
                 let path = folder + "/" + name
                 guard let kind = Kind(rawValue: String(name.dropLast(".mustache".count))) else {
                     throw TemplateError(file: path, line: 0, column: 0,
-                                        message: "unknown template; expected reminder.mustache or ask.mustache")
+                                        message: "unknown template; expected reminder.mustache, anniversary.mustache or ask.mustache")
                 }
                 let text: String
                 do {
@@ -612,7 +643,10 @@ extension MessageTemplates {
             if sigil != "%" {
                 let root = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let plainTag = !"#^/>=<$".contains(sigil ?? " ")  // a variable: bare, {{{…}}} or {{&…}}
-                if name.contains("(") || name.first == "."
+                // Inside the contact's own lists (`{{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}…`)
+                // `.` and transforms are about the list, which such texts never cache.
+                let inList = open.contains { $0.name == "gift_ideas" || $0.name == "notes" }
+                if !inList && (name.contains("(") || name.first == ".")
                     || (root == "name" || root == "first_name") && (!plainTag || name.contains(".")) {
                     namesArePlain = false
                 }

@@ -3,6 +3,8 @@ public struct Message: Sendable, Hashable {
     /// What the message is about; the generic webhook body's `event`.
     public enum Kind: String, Sendable {
         case reminder = "birthday.reminder"
+        /// A reminder of a contact's anniversary (DESIGN §3b).
+        case anniversary = "anniversary.reminder"
         case ask = "birthday.ask"
         case message
     }

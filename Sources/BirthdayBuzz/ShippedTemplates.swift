@@ -3,6 +3,28 @@
 public enum ShippedTemplates {
     /// Template text by "<locale>/<kind>", e.g. "de/reminder": the exact file bytes.
     public static let all: [String: String] = [
+        "de/anniversary": #"""
+{{#today}}{{name}} hat heute Jahrestag{{/today}}{{#tomorrow}}{{name}} hat morgen Jahrestag{{/tomorrow}}{{#later}}{{name}} hat in {{days_until}} Tagen Jahrestag{{/later}}
+
+{{#today}}
+{{#has_years}}Heute, am {{date}}, feiert {{first_name}} {{years}} Jahre.{{/has_years}}{{^has_years}}Heute, am {{date}}, hat {{first_name}} Jahrestag.{{/has_years}}
+Ein paar herzliche Worte bedeuten viel.
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Morgen, am {{date}}, feiert {{first_name}} {{years}} Jahre.{{/has_years}}{{^has_years}}Morgen, am {{date}}, hat {{first_name}} Jahrestag.{{/has_years}}
+Noch genug Zeit für eine Karte oder einen Anruf.
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}In {{days_until}} Tagen, am {{date}}, feiert {{first_name}} {{years}} Jahre.{{/has_years}}{{^has_years}}In {{days_until}} Tagen, am {{date}}, hat {{first_name}} Jahrestag.{{/has_years}}
+Da bleibt genug Zeit, dir etwas Schönes zu überlegen.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+
+"""#,
         "de/ask": #"""
 Kurze Frage
 
@@ -29,6 +51,33 @@ Noch genug Zeit für einen Anruf, eine Karte oder eine kleine Überraschung.
 {{#has_age}}In {{days_until}} Tagen, am {{date}}, wird {{first_name}} {{age}}.{{/has_age}}{{^has_age}}In {{days_until}} Tagen, am {{date}}, hat {{first_name}} Geburtstag.{{/has_age}}
 Da bleibt genug Zeit, dir etwas Schönes zu überlegen.
 {{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+
+"""#,
+        "en/anniversary": #"""
+{{#today}}It's {{name}}'s anniversary today{{/today}}{{#tomorrow}}{{name}}'s anniversary is tomorrow{{/tomorrow}}{{#later}}{{name}}'s anniversary is in {{days_until}} days{{/later}}
+
+{{#today}}
+{{#has_years}}{{years}} years today, {{date}}: {{first_name}} celebrates an anniversary.{{/has_years}}{{^has_years}}Today, {{date}}, is {{first_name}}'s anniversary.{{/has_years}}
+A few warm words will mean a lot.
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}{{years}} years tomorrow, {{date}}: {{first_name}} celebrates an anniversary.{{/has_years}}{{^has_years}}{{first_name}}'s anniversary is tomorrow, {{date}}.{{/has_years}}
+There's still time for a card or a call.
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}{{years}} years on {{date}}, in {{days_until}} days: {{first_name}} celebrates an anniversary.{{/has_years}}{{^has_years}}{{first_name}}'s anniversary is on {{date}}, in {{days_until}} days.{{/has_years}}
+Plenty of time to think of something nice.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
 
 """#,
         "en/ask": #"""
@@ -57,6 +106,33 @@ There's still time for a call, a card or a little surprise.
 {{#has_age}}{{first_name}} turns {{age}} on {{date}}, in {{days_until}} days.{{/has_age}}{{^has_age}}{{first_name}}'s birthday is on {{date}}, in {{days_until}} days.{{/has_age}}
 Plenty of time to think of something nice.
 {{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+
+"""#,
+        "es/anniversary": #"""
+{{#today}}Hoy es el aniversario de {{name}}{{/today}}{{#tomorrow}}Mañana es el aniversario de {{name}}{{/tomorrow}}{{#later}}Faltan {{days_until}} días para el aniversario de {{name}}{{/later}}
+
+{{#today}}
+{{#has_years}}Hoy, {{date}}, {{first_name}} celebra {{years}} años de aniversario.{{/has_years}}{{^has_years}}Hoy, {{date}}, es el aniversario de {{first_name}}.{{/has_years}}
+Unas palabras cariñosas significarán mucho.
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Mañana, {{date}}, {{first_name}} celebra {{years}} años de aniversario.{{/has_years}}{{^has_years}}Mañana, {{date}}, es el aniversario de {{first_name}}.{{/has_years}}
+Aún tienes tiempo para una tarjeta o una llamada.
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}El {{date}}, dentro de {{days_until}} días, {{first_name}} celebra {{years}} años de aniversario.{{/has_years}}{{^has_years}}El aniversario de {{first_name}} es el {{date}}, dentro de {{days_until}} días.{{/has_years}}
+Tienes tiempo de sobra para pensar en algo bonito.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
 
 """#,
         "es/ask": #"""
@@ -85,6 +161,33 @@ Aún tienes tiempo para una llamada, una tarjeta o una pequeña sorpresa.
 {{#has_age}}{{first_name}} cumple {{age}} años el {{date}}, dentro de {{days_until}} días.{{/has_age}}{{^has_age}}El cumpleaños de {{first_name}} es el {{date}}, dentro de {{days_until}} días.{{/has_age}}
 Tienes tiempo de sobra para pensar en algo bonito.
 {{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+
+"""#,
+        "fr/anniversary": #"""
+{{#today}}{{name}} fête son anniversaire de mariage aujourd'hui{{/today}}{{#tomorrow}}{{name}} fête son anniversaire de mariage demain{{/tomorrow}}{{#later}}{{name}} fête son anniversaire de mariage dans {{days_until}} jours{{/later}}
+
+{{#today}}
+{{#has_years}}{{years}} ans aujourd'hui, {{date}} : {{first_name}} fête son anniversaire de mariage.{{/has_years}}{{^has_years}}Aujourd'hui, {{date}}, {{first_name}} fête son anniversaire de mariage.{{/has_years}}
+Quelques mots chaleureux lui feront plaisir.
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}{{years}} ans demain, {{date}} : {{first_name}} fête son anniversaire de mariage.{{/has_years}}{{^has_years}}{{first_name}} fête son anniversaire de mariage demain, {{date}}.{{/has_years}}
+Tu as encore le temps d'envoyer une carte ou d'appeler.
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}{{years}} ans le {{date}}, dans {{days_until}} jours : {{first_name}} fête son anniversaire de mariage.{{/has_years}}{{^has_years}}{{first_name}} fête son anniversaire de mariage le {{date}}, dans {{days_until}} jours.{{/has_years}}
+Tu as tout le temps de penser à une jolie attention.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
 
 """#,
         "fr/ask": #"""
@@ -113,6 +216,11 @@ Tu as encore le temps de prévoir un appel, une carte ou une petite surprise.
 {{#has_age}}{{first_name}} aura {{age}} ans le {{date}}, dans {{days_until}} jours.{{/has_age}}{{^has_age}}{{first_name}} fête son anniversaire le {{date}}, dans {{days_until}} jours.{{/has_age}}
 Tu as tout le temps de penser à une jolie attention.
 {{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
 
 """#,
     ]

@@ -115,7 +115,7 @@ public struct DBusChannel: NotificationChannel {
     static func category(of kind: Message.Kind) -> String {
         switch kind {
         case .ask: return "x-birthdaybuzz.ask"
-        case .reminder, .message: return "x-birthdaybuzz.reminder"
+        case .reminder, .anniversary, .message: return "x-birthdaybuzz.reminder"
         }
     }
 

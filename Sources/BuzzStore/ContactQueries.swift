@@ -110,21 +110,24 @@ extension BuzzDatabase {
             var contacts: [Contact] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT \(ContactColumns.list) FROM contact ORDER BY id")
             while let row = try rows.next() { contacts.append(ContactColumns.contact(row)) }
+            try Self.applyExtras(to: &contacts, db)
             return contacts
         }
     }
 
-    /// What planning needs, and only that: included contacts with a birthday,
-    /// with id, name, birthday, categories and decision (no phones or emails).
+    /// What planning needs, and only that: included contacts with a birthday or
+    /// an anniversary, with id, name, dates, categories and decision (no phones or
+    /// emails), and their own settings, notes and gift ideas.
     public func plannableContacts() throws -> [PlanningContact] {
         try read { db in
             var contacts: [PlanningContact] = []
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name
+                       first_name, anniversary
                 FROM contact
-                WHERE decision = 1 AND (bday_month IS NOT NULL OR manual_bday IS NOT NULL)
-                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)'
+                WHERE decision = 1 AND ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL
+                  OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL))
                 """)
             while let row = try rows.next() {
                 var birthday: Birthday?
@@ -137,10 +140,19 @@ extension BuzzDatabase {
                 contacts.append(PlanningContact(
                     id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
-                    includedAt: row[8]))
+                    includedAt: row[8], anniversary: Self.anniversary(row, 10)))
             }
+            try Self.applyPlanningExtras(to: &contacts, db)
             return contacts
         }
+    }
+
+    /// The stored anniversary in column `index`, parsed from its bytes (a date is
+    /// a small string: reading it allocates nothing).
+    private static func anniversary(_ row: Row, _ index: Int) -> Birthday? {
+        if row.hasNull(atIndex: index) { return nil }
+        guard var text = row[index] as String? else { return nil }
+        return text.withUTF8 { Birthday(storedFormBytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
@@ -148,7 +160,9 @@ extension BuzzDatabase {
         try read { db in
             if let row = try Row.fetchOne(db, sql: "SELECT \(ContactColumns.list) FROM contact WHERE id = ?",
                                           arguments: [query]) {
-                return [ContactColumns.contact(row)]
+                var one = [ContactColumns.contact(row)]
+                try Self.applyExtras(to: &one, db)
+                return one
             }
             let needle = ContactIdentity.normalizedName(query)
             var found: [Contact] = []
@@ -159,7 +173,9 @@ extension BuzzDatabase {
             }
             // An exact (normalized) name wins over partial matches.
             let exact = found.filter { ContactIdentity.normalizedName($0.name) == needle }
-            return exact.count == 1 ? exact : found
+            var chosen = exact.count == 1 ? exact : found
+            try Self.applyExtras(to: &chosen, db)
+            return chosen
         }
     }
 
@@ -243,7 +259,7 @@ enum ContactColumns {
         let categories = (row[14] as String).split(separator: "\n").map(String.init)
         let card = ContactCard(
             id: id, hasUID: row[5], name: row[2], firstName: row[4], birthday: birthday, birthdayText: row[10],
-            anniversary: (row[11] as String?).flatMap { Birthday(storedForm: $0) },
+            anniversary: (row[11] as String?).flatMap { Birthday(storedFormWithCalendar: $0) },
             phones: phones, emails: emails, categories: categories, language: row[15])
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },

@@ -304,7 +304,7 @@ struct CardColumns: Sendable {
         }
         self.emails = emails
         categories = card.categories.joined(separator: "\n")
-        anniversary = card.anniversary?.description
+        anniversary = card.anniversary?.storedFormWithCalendar
         var hasher = FNV1a()
         hasher.add(card.name)
         hasher.add(card.firstName)

@@ -238,6 +238,7 @@ public final class BuzzDatabase: Sendable {
                 ) WITHOUT ROWID;
                 """)
         }
+        registerOccasions(&migrator)
         return migrator
     }
 

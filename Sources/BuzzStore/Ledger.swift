@@ -12,7 +12,7 @@ public final class SQLiteLedger: DeliveryLedger {
         self.database = database
     }
 
-    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .ask: "ask", .message: "reminder"]
+    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "reminder", .ask: "ask", .message: "reminder"]
 
     public func row(eventID: String, channel: String) throws -> LedgerRow? {
         try database.writeWithoutTransaction { db in

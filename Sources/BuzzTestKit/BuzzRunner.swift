@@ -169,7 +169,8 @@ public final class Sandbox: Sendable {
         return try JSONRow.parseArray(result.stdout, sourceLocation: sourceLocation)
     }
 
-    /// `list --all --json` by contact id.
+    /// `list --all --json` by contact id: the birthday entries (an anniversary
+    /// has an entry of its own, `"occasion": "anniversary"`).
     public func listAll(now: String = "2027-01-15", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: JSONRow] {
         let rows = try await jsonRows(["list", "--all", "--json", "--now", now], sourceLocation: sourceLocation)
         var byID: [String: JSONRow] = [:]
@@ -178,6 +179,7 @@ public final class Sandbox: Sendable {
                 Issue.record("row without contact_id: \(row)", sourceLocation: sourceLocation)
                 continue
             }
+            if row["occasion"] == .string("anniversary") { continue }
             byID[id] = row
         }
         return byID

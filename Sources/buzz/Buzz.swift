@@ -11,7 +11,8 @@ struct Buzz: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, ImportCommand.self, SyncCommand.self, ListCommand.self, UpcomingCommand.self,
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,
-            SetBirthdayCommand.self, ClearBirthdayCommand.self,
+            SetBirthdayCommand.self, ClearBirthdayCommand.self, SetAnniversaryCommand.self, ClearAnniversaryCommand.self,
+            ShowCommand.self, SetCommand.self, NoteCommand.self, GiftCommand.self,
             SendCommand.self, ChannelsCommand.self, DoctorCommand.self,
             TickCommand.self, RunCommand.self, OutboxCommand.self, RetryCommand.self, AskCommand.self,
         ]

@@ -113,7 +113,8 @@ final class RunPidFile: Sendable {
 /// (SIGHUP: it reloads and re-plans at once). Silent when none runs.
 ///
 /// Call it after a command has committed a change (`import`, `include`, `skip`,
-/// `set-birthday`, `clear-birthday`, `retry`).
+/// `set-birthday`, `clear-birthday`, `set-anniversary`, `clear-anniversary`,
+/// `set`, `note`, `gift`, `retry`).
 func notifyRunningDaemon(dataDirectory: String) {
     guard let pid = RunPidFile.runningDaemon(dataDirectory: dataDirectory) else { return }
     kill(pid, SIGHUP)

@@ -5,7 +5,7 @@ import BuzzStore
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "The buzz list: upcoming birthdays by section, days until, age turning.")
+        abstract: "The buzz list: upcoming birthdays and anniversaries by section, days until, age turning.")
 
     @ParentCommand var root: Buzz
 
@@ -32,9 +32,14 @@ struct ListCommand: ParsableCommand {
             if missing { return contact.birthday == nil && (all || contact.decision != .skip) }
             return all || contact.isIncluded
         }
-        var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29)
+        // --missing is about birthdays: no anniversary rows there.
+        var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29,
+                                        anniversaries: !missing)
         if sort == .name {
-            entries.sort { ($0.contact.name.lowercased(), $0.contact.id) < ($1.contact.name.lowercased(), $1.contact.id) }
+            entries.sort {
+                ($0.contact.name.lowercased(), $0.contact.id, $0.occasion == .birthday ? 0 : 1)
+                    < ($1.contact.name.lowercased(), $1.contact.id, $1.occasion == .birthday ? 0 : 1)
+            }
         }
         if json {
             print(JSONObject.array(entries.map(jsonRow)))
@@ -47,7 +52,10 @@ struct ListCommand: ParsableCommand {
         var row = JSONObject()
         row.add("contact_id", entry.contact.id)
         row.add("name", entry.contact.name)
+        row.add("occasion", entry.occasion.rawValue)
         row.add("birthday", entry.contact.birthday?.description)
+        row.add("anniversary", entry.contact.anniversary?.description)
+        row.add("date", entry.date?.description)
         row.add("next", entry.next?.date.description)
         row.add("days_until", entry.daysUntil)
         row.add("section", entry.section.rawValue)
@@ -57,7 +65,7 @@ struct ListCommand: ParsableCommand {
         row.add("source", entry.contact.source)
         // The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
         // when no birthday counts. null otherwise.
-        row.add("birthday_note", Self.birthdayNote(entry.contact))
+        row.add("birthday_note", entry.occasion == .birthday ? Self.birthdayNote(entry.contact) : nil)
         if missing {
             row.add("last_request_date", entry.contact.lastRequestDate)
             row.add("request_channel", entry.contact.requestChannel)
@@ -94,6 +102,14 @@ struct ListCommand: ParsableCommand {
             parts.append(padRight("no birthday", 24))
         }
         var name = contact.name
+        if entry.occasion == .anniversary {
+            name += entry.next?.age.map { " (anniversary, \($0) years)" } ?? " (anniversary)"
+            parts.append(name)
+            if all {
+                parts.append(contact.decision == .include ? "[buzzed]" : contact.decision == .skip ? "[skipped]" : "[undecided]")
+            }
+            return parts.joined(separator: "  ")
+        }
         if let age = entry.next?.age { name += " (turning \(age))" }
         parts.append(name)
         if all {

@@ -288,7 +288,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         }
         log(report, contacts: contacts)
         let next = try dispatcher.nextWake(contacts: contacts, now: now)
-        if logger.logLevel <= .debug, let event = dispatcher.planner.upcoming(contacts, now: now, limit: 1, recorded: try dispatcher.ledger.recorded(around: now, planner: dispatcher.planner)).first {
+        if logger.logLevel <= .debug, let event = dispatcher.planner.upcoming(contacts, now: now, limit: 1, recorded: try dispatcher.ledger.recorded(around: now, planner: dispatcher.planner, contacts: contacts)).first {
             logger.debug("next reminder: \(event.name), \(event.occurrence) (\(event.offsetDays) day(s) before) at \(setup.context.clock.iso8601(event.fireAt))")
         }
         return next

@@ -37,21 +37,13 @@ struct UpcomingCommand: ParsableCommand {
         }
         // What the ledger already holds is not planned again (a reminder sent
         // before `reminders.time` moved later is not listed a second time).
-        let recorded = try runtime { try SQLiteLedger(store).recorded(around: context.now, planner: planner) }
+        let recorded = try runtime {
+            try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: contacts)
+        }
         let events = planner.upcoming(contacts, now: context.now, until: until,
                                       limit: limit ?? context.config.reminders.maxPending, recorded: recorded)
         if json {
-            print(JSONObject.array(events.map { event in
-                var row = JSONObject()
-                row.add("id", event.id)
-                row.add("contact_id", event.contactID)
-                row.add("name", event.name)
-                row.add("occurrence", event.occurrence.description)
-                row.add("offset_days", event.offsetDays)
-                row.add("fire_at", context.clock.iso8601(event.fireAt))
-                row.add("channels", event.channels)
-                return row.json
-            }))
+            print(JSONObject.array(events.map { upcomingJSON($0, clock: context.clock) }))
             return
         }
         if events.isEmpty {
@@ -63,9 +55,32 @@ struct UpcomingCommand: ParsableCommand {
             return
         }
         for event in events {
-            let when = event.offsetDays == 0 ? "on the day" : event.offsetDays == 1 ? "1 day before" : "\(event.offsetDays) days before"
-            let age = event.age.map { ", turning \($0)" } ?? ""
-            print("\(context.clock.iso8601(event.fireAt))  \(event.name) — \(when) (\(event.occurrence)\(age)) → \(event.channels.joined(separator: ", "))")
+            print(upcomingLine(event, clock: context.clock))
         }
     }
+}
+
+/// One `upcoming --json` entry (also `show --json`'s `next`).
+func upcomingJSON(_ event: PlannedEvent, clock: WallClock) -> String {
+    var row = JSONObject()
+    row.add("id", event.id)
+    row.add("contact_id", event.contactID)
+    row.add("name", event.name)
+    row.add("occasion", event.occasion.rawValue)
+    row.add("occurrence", event.occurrence.description)
+    row.add("offset_days", event.offsetDays)
+    row.add("fire_at", clock.iso8601(event.fireAt))
+    row.add("channels", event.channels)
+    return row.json
+}
+
+/// One `upcoming` line: when it fires, whose, which occasion, and where it goes.
+func upcomingLine(_ event: PlannedEvent, clock: WallClock) -> String {
+    let when = event.offsetDays == 0 ? "on the day" : event.offsetDays == 1 ? "1 day before" : "\(event.offsetDays) days before"
+    let what: String
+    switch event.occasion {
+    case .birthday: what = event.age.map { ", turning \($0)" } ?? ""
+    case .anniversary: what = ", anniversary" + (event.age.map { ", \($0) years" } ?? "")
+    }
+    return "\(clock.iso8601(event.fireAt))  \(event.name) — \(when) (\(event.occurrence)\(what)) → \(event.channels.joined(separator: ", "))"
 }

@@ -54,13 +54,15 @@ import Testing
     @Test func everyShippedReminderRendersForEveryCase() throws {
         let templates = try MessageTemplates(overrideDirectory: nil)
         #expect(templates.locales(for: .reminder) == Self.shippedLocales)
+        #expect(templates.locales(for: .anniversary) == Self.shippedLocales)
         let date = try Self.monday()
-        for locale in Self.shippedLocales {
+        for occasion in Occasion.allCases {
+          for locale in Self.shippedLocales {
             for days in [0, 1, 5] {
                 for age in [nil, 37] as [Int?] {
                     let out = templates.renderReminder(name: "Anna Smith", firstName: "Anna", daysUntil: days,
-                                                       age: age, date: date, locale: locale)
-                    let label = "\(locale) days=\(days) age=\(age.map(String.init) ?? "nil")"
+                                                       age: age, date: date, locale: locale, occasion: occasion)
+                    let label = "\(occasion) \(locale) days=\(days) age=\(age.map(String.init) ?? "nil")"
                     #expect(out.locale == locale, "\(label)")
                     #expect(!out.title.isEmpty, "\(label)")
                     #expect(!out.title.contains("\n"), "\(label): \(out.title)")
@@ -74,6 +76,7 @@ import Testing
                     #expect(out.body.last != "\n" && out.body.first != "\n", "\(label)")
                 }
             }
+          }
         }
     }
 
@@ -356,7 +359,7 @@ import Testing
                 + root1 + "/en/reminder.mustache")
         let (root2, typo) = try Self.loadError(["de/remnder.mustache": "T\n\nB\n"])
         #expect(typo?.description == root2 + "/de/remnder.mustache: unknown template; "
-                + "expected reminder.mustache or ask.mustache")
+                + "expected reminder.mustache, anniversary.mustache or ask.mustache")
         let (_, twice) = try Self.loadError(["de-AT/ask.mustache": "T\n\nB\n", "de_AT/ask.mustache": "T\n\nB\n"])
         #expect(twice?.message.hasPrefix("same locale as ") == true)
         let (_, backup) = try Self.loadError(["de/reminder.mustache~": "broken {{#x", ".hidden/ask.mustache": "x"])
@@ -401,7 +404,7 @@ import Testing
                 onDisk["\(locale)/\(name.dropLast(".mustache".count))"] = String(decoding: data, as: UTF8.self)
             }
         }
-        #expect(onDisk.count == 8)
+        #expect(onDisk.count == 12)
         #expect(Set(onDisk.keys) == Set(ShippedTemplates.all.keys),
                 "Sources/BirthdayBuzz/ShippedTemplates.swift is out of date: run scripts/embed-templates.sh")
         for (key, text) in onDisk {

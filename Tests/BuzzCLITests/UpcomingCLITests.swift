@@ -104,7 +104,7 @@ import Testing
         let parser = ISO8601DateFormatter()
         var previous: Date?
         for (row, want) in zip(rows, expected) {
-            #expect(row.keys == ["id", "contact_id", "name", "occurrence", "offset_days", "fire_at", "channels"],
+            #expect(row.keys == ["id", "contact_id", "name", "occasion", "occurrence", "offset_days", "fire_at", "channels"],
                     sourceLocation: sourceLocation)
             #expect(row["id"] == .string(want.id), sourceLocation: sourceLocation)
             #expect(row["contact_id"] == .string(want.contactID), sourceLocation: sourceLocation)

@@ -182,6 +182,31 @@ struct RunCommandTests {
         #expect(try await sink.requests().count == 1)
     }
 
+    /// `buzz set` changes what is due: it signals the daemon, which re-plans and
+    /// delivers the contact's new day-before reminder at its minute (DESIGN §3b).
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func contactSettingsSignalTheDaemonToReplan() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        let minute = Self.nextFireMinute(margin: 8)  // set, reload
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute))
+        chmod(sandbox.configPath, 0o600)
+        // Born the day after: with offsets [0] nothing fires today.
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute.addingTimeInterval(86_400)))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("next wake")
+        let set = try await sandbox.run(["set", "run-test-1", "--offsets", "0,1"])
+        #expect(set.status == 0, "\(set)")
+        try await daemon.waitForLog("reloaded")
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: minute)
+        #expect(requests.first?.headers["Idempotency-Key"]?.hasPrefix("run-test-1/1/") == true, "\(requests)")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+
     @Test func aSecondRunOnTheSameDataDirIsRefused() async throws {
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")

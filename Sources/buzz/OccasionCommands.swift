@@ -1,0 +1,238 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+import Foundation
+
+struct SetAnniversaryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-anniversary",
+        abstract: "Enter an anniversary by hand (it wins over the card's); includes an undecided contact.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    // `.allUnrecognized` so that `--06-20` is read as the date, not as an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("MM-DD, --MM-DD or YYYY-MM-DD.", valueName: "date"))
+    var dateArguments: [String] = []
+
+    private var dates: [String] { dateArguments.filter { $0 != "--" } }
+
+    func validate() throws {
+        guard dates.count == 1 else {
+            throw ValidationError(dates.isEmpty ? "missing the date (MM-DD, --MM-DD or YYYY-MM-DD)"
+                                                : "one date only, not \(dates.joined(separator: " "))")
+        }
+    }
+
+    func run() throws {
+        let context = try Context(root.global)
+        let anniversary = try enteredBirthday(dates[0], today: context.today)
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        try runtime { try store.setManualAnniversary(anniversary, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
+            : found.decision == nil ? " (now included)" : ""
+        print("\(found.name): anniversary set to \(anniversary)\(state)")
+    }
+}
+
+struct ClearAnniversaryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear-anniversary",
+        abstract: "Remove a hand-entered anniversary; on the card's, record \"no anniversary\" (kept across re-imports).")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        if found.manualAnniversary != nil {
+            try runtime { try store.setManualAnniversary(nil, for: found.id, now: context.now) }
+            notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            let fallback = found.anniversaryCleared ? "no anniversary on file now"
+                : found.card.anniversary.map { "the card's \($0) applies again" } ?? "no anniversary on file now"
+            print("\(found.name): hand-entered anniversary cleared (\(fallback))")
+        } else if let card = found.card.anniversary, !found.anniversaryCleared {
+            try runtime { try store.clearCardAnniversary(for: found.id, now: context.now) }
+            notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            print("\(found.name): the card's anniversary \(card) is cleared; none on file, also after re-imports "
+                  + "(buzz set-anniversary enters one)")
+        } else {
+            throw CLIError.request("\(found.name) has no anniversary to clear")
+        }
+    }
+}
+
+struct SetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "A contact's own reminder settings; they win over its group's and [reminders].",
+        discussion: "Settings not named stay as they are; --reset first removes them all (the group's and the config's apply again).")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Option(help: ArgumentHelp("Days before, e.g. 0,7 (0 to 365).", valueName: "days"))
+    var offsets: String?
+
+    @Option(help: ArgumentHelp("Time of day, HH:MM (24-hour).", valueName: "HH:MM"))
+    var time: String?
+
+    @Option(help: ArgumentHelp("Channel names, e.g. desktop,mail.", valueName: "names"))
+    var channels: String?
+
+    @Flag(help: "Remove the contact's own settings first.")
+    var reset = false
+
+    func validate() throws {
+        guard reset || offsets != nil || time != nil || channels != nil else {
+            throw ValidationError("nothing to set: give --offsets, --time, --channels or --reset")
+        }
+    }
+
+    /// `0,7` → [0, 7], sorted, no duplicates.
+    static func parseOffsets(_ text: String) throws -> [Int] {
+        var days: [Int] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let word = part.trimmingCharacters(in: .whitespaces)
+            guard let day = Int(word), (0...365).contains(day) else {
+                throw CLIError.request("--offsets: \"\(word)\" is not a number of days from 0 to 365 (e.g. 0,7)")
+            }
+            if !days.contains(day) { days.append(day) }
+        }
+        return days.sorted()
+    }
+
+    func run() throws {
+        let context = try Context(root.global)
+        var wanted = ContactSettings()
+        if let offsets { wanted.offsets = try Self.parseOffsets(offsets) }
+        if let time {
+            guard let minutes = ValueFormats.timeOfDay(time) else {
+                throw CLIError.request("--time: \"\(time)\" is not a time of day (HH:MM, 24-hour)")
+            }
+            wanted.time = minutes
+        }
+        if let channels {
+            let names = channels.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty else { throw CLIError.request("--channels: name at least one channel") }
+            for name in names where context.config.resolvedChannel(named: name) == nil {
+                throw CLIError.request("--channels: no channel named \"\(name)\" (define [channels.\(name)] in \(context.configPath))")
+            }
+            var unique: [String] = []
+            for name in names where !unique.contains(name) { unique.append(name) }
+            wanted.channels = unique
+        }
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        var settings = reset ? ContactSettings() : (found.settings ?? ContactSettings())
+        if let offsets = wanted.offsets { settings.offsets = offsets }
+        if let time = wanted.time { settings.time = time }
+        if let channels = wanted.channels { settings.channels = channels }
+        try runtime { try store.setContactSettings(settings.isEmpty ? nil : settings, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        let planner = Planner(config: context.config, defaultChannels: context.defaultChannels)
+        var planning = found.planning
+        planning.settings = settings.isEmpty ? nil : settings
+        let route = planner.route(for: planning, occasion: .birthday)
+        print("\(found.name): reminders \(route.offsets.map(String.init).joined(separator: ",")) day(s) before at "
+              + "\(formatTime(route.time)) → \(route.channels.joined(separator: ", "))"
+              + (settings.isEmpty ? " (the group's and the config's settings)" : ""))
+    }
+}
+
+/// `HH:MM` for minutes after midnight.
+func formatTime(_ minutes: Int) -> String {
+    let h = minutes / 60, m = minutes % 60
+    return (h < 10 ? "0" : "") + "\(h):" + (m < 10 ? "0" : "") + "\(m)"
+}
+
+/// The words of a note or gift idea as one line of text.
+private func noteText(_ words: [String], what: String) throws -> String {
+    let text = words.joined(separator: " ").split(whereSeparator: \.isNewline).joined(separator: " ")
+        .trimmingCharacters(in: .whitespaces)
+    guard !text.isEmpty else { throw CLIError.request("the \(what) is empty") }
+    return text
+}
+
+struct NoteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "note", abstract: "Keep a note about a contact (buzz show lists them; templates get `notes`).")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Argument(help: "The note.")
+    var text: [String]
+
+    func run() throws {
+        let context = try Context(root.global)
+        let note = try noteText(text, what: "note")
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        try runtime { try store.addNote(.note, note, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        print("\(found.name): note kept")
+    }
+}
+
+struct GiftCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gift",
+        abstract: "Keep a gift idea for a contact, or mark one done (--done N, as buzz show numbers them).",
+        discussion: "Open gift ideas are listed in the reminders before the day.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Argument(help: "The gift idea.")
+    var idea: [String] = []
+
+    @Option(help: ArgumentHelp("Mark the N-th open gift idea done (from 1, as buzz show lists them).", valueName: "N"))
+    var done: Int?
+
+    func validate() throws {
+        if let done {
+            guard idea.isEmpty else { throw ValidationError("either a gift idea or --done N, not both") }
+            guard done >= 1 else { throw ValidationError("--done counts from 1") }
+        } else if idea.isEmpty {
+            throw ValidationError("missing the gift idea (or --done N)")
+        }
+    }
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        if let done {
+            let open = try runtime { try store.notes(for: found.id) }.filter { $0.kind == .gift && $0.doneAt == nil }
+            guard done <= open.count else {
+                throw CLIError.request("\(found.name) has \(open.count == 0 ? "no" : "\(open.count)") open gift idea"
+                                       + (open.count == 1 ? "" : "s") + "; buzz show \(found.id) lists them")
+            }
+            let idea = open[done - 1]
+            try runtime { try store.markGiftDone(noteID: idea.id, now: context.now) }
+            notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            print("\(found.name): gift idea \(done) done (\(idea.text))")
+            return
+        }
+        let text = try noteText(idea, what: "gift idea")
+        try runtime { try store.addNote(.gift, text, for: found.id, now: context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        let count = try runtime { try store.notes(for: found.id) }.filter { $0.kind == .gift && $0.doneAt == nil }.count
+        print("\(found.name): gift idea \(count) kept")
+    }
+}

@@ -1,0 +1,171 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Everything about one contact: dates, decisions, settings, notes, gift ideas, next reminders, history.")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Flag(help: "JSON output.")
+    var json = false
+
+    /// How many next events `show` lists.
+    static let nextLimit = 12
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let found = try context.resolve(contact, in: store)
+        let notes = try runtime { try store.notes(for: found.id) }
+        let history = try runtime { try store.history(for: found.id) }
+        let openGifts = notes.filter { $0.kind == .gift && $0.doneAt == nil }
+        let doneGifts = notes.filter { $0.kind == .gift && $0.doneAt != nil }
+        let plainNotes = notes.filter { $0.kind == .note }
+
+        let planner = Planner(config: context.config, defaultChannels: context.defaultChannels)
+        var planning = found.planning
+        planning.giftIdeas = openGifts.map(\.text)
+        planning.notes = plainNotes.map(\.text)
+        let recorded = try runtime {
+            try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: [planning])
+        }
+        let next = planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)
+        let sources = settingSources(found, config: context.config)
+        let birthdayRoute = planner.route(for: planning, occasion: .birthday)
+        let anniversaryRoute = planner.route(for: planning, occasion: .anniversary)
+        let clock = context.clock
+
+        if json {
+            var row = JSONObject()
+            row.add("contact_id", found.id)
+            row.add("name", found.name)
+            row.add("birthday", found.birthday?.description)
+            row.add("birthday_from", Self.birthdayFrom(found))
+            row.add("anniversary", found.anniversary?.description)
+            row.add("anniversary_from", Self.anniversaryFrom(found))
+            row.add("source", found.source)
+            row.add("buzzed", found.decision.map { $0 == .include })
+            var settings = JSONObject()
+            settings.add("offsets", raw: intArray(birthdayRoute.offsets))
+            settings.add("offsets_from", sources.offsets)
+            settings.add("time", formatTime(birthdayRoute.time))
+            settings.add("time_from", sources.time)
+            settings.add("channels", birthdayRoute.channels)
+            settings.add("channels_from", sources.channels)
+            settings.add("anniversary_offsets", raw: intArray(anniversaryRoute.offsets))
+            settings.add("anniversary_offsets_from", sources.anniversaryOffsets)
+            settings.add("anniversary_channels", anniversaryRoute.channels)
+            settings.add("anniversary_channels_from", sources.anniversaryChannels)
+            row.add("settings", raw: settings.json)
+            row.add("notes", raw: "[" + plainNotes.map { note in
+                var item = JSONObject()
+                item.add("text", note.text)
+                item.add("at", clock.iso8601(note.createdAt))
+                return item.json
+            }.joined(separator: ",") + "]")
+            row.add("gift_ideas", raw: "[" + openGifts.enumerated().map { index, gift in
+                var item = JSONObject()
+                item.add("n", index + 1)
+                item.add("text", gift.text)
+                item.add("at", clock.iso8601(gift.createdAt))
+                return item.json
+            }.joined(separator: ",") + "]")
+            row.add("gift_ideas_done", raw: "[" + doneGifts.map { gift in
+                var item = JSONObject()
+                item.add("text", gift.text)
+                item.add("at", clock.iso8601(gift.createdAt))
+                item.add("done_at", gift.doneAt.map(clock.iso8601))
+                return item.json
+            }.joined(separator: ",") + "]")
+            row.add("next", raw: "[" + next.map { upcomingJSON($0, clock: clock) }.joined(separator: ",") + "]")
+            row.add("history", raw: "[" + history.map { entry in
+                var item = JSONObject()
+                item.add("id", entry.eventID)
+                item.add("channel", entry.channel)
+                item.add("kind", entry.kind == .ask ? "ask" : "reminder")
+                item.add("status", entry.state.rawValue)
+                item.add("at", clock.iso8601(entry.sentAt ?? entry.fireAt))
+                item.add("error", entry.lastError)
+                return item.json
+            }.joined(separator: ",") + "]")
+            print(row.json)
+            return
+        }
+
+        print(found.name + "  (" + found.id + ")")
+        let decision = found.decision == .include ? "buzzed" : found.decision == .skip ? "skipped" : "undecided"
+        print("  decision:     \(decision)")
+        print("  source:       \(found.source.isEmpty ? "-" : found.source)")
+        print("  birthday:     " + (found.birthday.map { "\($0) (\(Self.birthdayFrom(found) ?? "card"))" }
+                                   ?? (found.birthdayCleared ? "none (the card's cleared by hand)" : "none")))
+        print("  anniversary:  " + (found.anniversary.map { "\($0) (\(Self.anniversaryFrom(found) ?? "card"))" }
+                                   ?? (found.anniversaryCleared ? "none (the card's cleared by hand)" : "none")))
+        print("  reminders:    \(birthdayRoute.offsets.map(String.init).joined(separator: ",")) day(s) before "
+              + "(\(sources.offsets)) at \(formatTime(birthdayRoute.time)) (\(sources.time)) → "
+              + "\(birthdayRoute.channels.joined(separator: ", ")) (\(sources.channels))")
+        if found.anniversary != nil {
+            print("  anniversary reminders: \(anniversaryRoute.offsets.map(String.init).joined(separator: ",")) day(s) "
+                  + "before (\(sources.anniversaryOffsets)) → \(anniversaryRoute.channels.joined(separator: ", ")) "
+                  + "(\(sources.anniversaryChannels))")
+        }
+        if !plainNotes.isEmpty {
+            print("  notes:")
+            for note in plainNotes { print("    - \(note.text)  (\(clock.localDate(at: note.createdAt)))") }
+        }
+        if !openGifts.isEmpty {
+            print("  gift ideas:")
+            for (index, gift) in openGifts.enumerated() { print("    \(index + 1). \(gift.text)") }
+        }
+        if !doneGifts.isEmpty {
+            print("  gifts done:")
+            for gift in doneGifts { print("    - \(gift.text)") }
+        }
+        print("  next:")
+        if next.isEmpty { print("    nothing planned") }
+        for event in next { print("    " + upcomingLine(event, clock: clock)) }
+        if !history.isEmpty {
+            print("  history:")
+            for entry in history {
+                print("    \(clock.iso8601(entry.sentAt ?? entry.fireAt))  \(entry.eventID) via \(entry.channel): \(entry.state.rawValue)")
+            }
+        }
+    }
+
+    /// Where the birthday that counts comes from: "card", "hand", "cleared" (by hand), or nil (none on file).
+    static func birthdayFrom(_ contact: Contact) -> String? {
+        if contact.manualBirthday != nil { return "hand" }
+        if contact.birthdayCleared { return "cleared" }
+        return contact.card.birthday != nil ? "card" : nil
+    }
+
+    static func anniversaryFrom(_ contact: Contact) -> String? {
+        if contact.manualAnniversary != nil { return "hand" }
+        if contact.anniversaryCleared { return "cleared" }
+        return contact.card.anniversary != nil ? "card" : nil
+    }
+}
+
+/// Where each of a contact's reminder settings comes from: "contact", "group",
+/// "anniversaries" or "reminders" (DESIGN §3b precedence).
+private func settingSources(_ contact: Contact, config: BuzzConfig)
+    -> (offsets: String, time: String, channels: String, anniversaryOffsets: String, anniversaryChannels: String) {
+    let own = contact.settings
+    let group = config.group(forCategories: contact.card.categories)
+    let offsets = own?.offsets != nil ? "contact" : group?.offsets != nil ? "group" : "reminders"
+    let time = own?.time != nil ? "contact" : "reminders"
+    let channels = own?.channels != nil ? "contact" : group?.channels != nil ? "group" : "reminders"
+    let anniversaryOffsets = own?.offsets != nil ? "contact" : "anniversaries"
+    let anniversaryChannels = own?.channels != nil ? "contact" : config.anniversaries.channels != nil ? "anniversaries"
+        : group?.channels != nil ? "group" : "reminders"
+    return (offsets, time, channels, anniversaryOffsets, anniversaryChannels)
+}
+
+private func intArray(_ values: [Int]) -> String {
+    "[" + values.map(String.init).joined(separator: ",") + "]"
+}
