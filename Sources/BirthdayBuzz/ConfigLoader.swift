@@ -13,7 +13,9 @@ extension BuzzConfig {
                 systemTimeZone: TimeZone) throws(ConfigError) {
         let root: TOMLTable
         do {
-            root = try TOMLTable(string: text)
+            root = try Self.parseTOML(text, file: file)
+        } catch let error as ConfigError {
+            throw error
         } catch let error as TOMLParseError {
             throw ConfigError(file: file, line: error.source.begin.line, column: error.source.begin.column,
                               message: error.description)
@@ -30,6 +32,19 @@ extension BuzzConfig {
         } catch {
             throw ConfigError(file: file, message: "\(error)")
         }
+    }
+
+    /// Parses with TOMLKit, after `TOMLGuard` has ruled out what its bundled toml++
+    /// would abort on instead of reporting (see there).
+    private static func parseTOML(_ text: String, file: String) throws -> TOMLTable {
+        if let problem = TOMLGuard.firstProblem(in: text) {
+            // An error earlier in the file is the one toml++ would have reported: the text
+            // before the problem's line ends at a top-level line boundary, so parsing it
+            // alone says the same about that part as parsing the whole file would.
+            _ = try TOMLTable(string: String(decoding: Array(text.utf8)[..<problem.lineStart], as: UTF8.self))
+            throw ConfigError(file: file, line: problem.line, column: problem.column, message: problem.message)
+        }
+        return try TOMLTable(string: text)
     }
 
     private init(root: TableReader, environment: [String: String], systemTimeZone: TimeZone) throws {
@@ -449,5 +464,158 @@ struct KeyLocator {
             if name == key, line.contains("=") { return (index + 1, column) }
         }
         return headerLine
+    }
+}
+
+/// Finds what TOMLKit's bundled toml++ cannot be trusted with before it sees it.
+///
+/// TOMLKit 0.6.0 builds toml++ with its assertions on (no `NDEBUG`, even in release
+/// builds), and one of them is reachable from the input: a table header whose first key
+/// does not start like a key — `[é]`, `[[über]]`, `[+]`, `[ # x`, `[` at the end of a
+/// line — reaches `parse_key()`, which asserts that it does (every other caller checks
+/// first) and the process dies with SIGABRT instead of getting a parse error. Bare keys
+/// are ASCII in TOML (`A-Za-z0-9_-`); anything else must be quoted (`["é"]`).
+///
+/// Why a scan here rather than another fix: the dependency cannot be rebuilt with
+/// `NDEBUG` from this package (and with it the same input would be undefined behaviour,
+/// the assertion guards an assumption); a signal handler cannot turn an abort into an
+/// error; and no other TOML parser is available. toml++ reaches a table header only at
+/// the start of a top-level line, so this scan tracks exactly what decides that —
+/// strings, comments, and brackets of multi-line arrays — and checks the character after
+/// every header's opening bracket(s). It runs in one pass over the bytes. The fuzz target
+/// `FuzzConfig` (`scripts/fuzz.sh config`) feeds the loader arbitrary text to keep it so.
+///
+/// It also rejects a NUL character: TOMLKit hands the text to toml++ as a C string, which
+/// would silently ignore everything after it.
+enum TOMLGuard {
+    struct Problem: Equatable {
+        var line: Int
+        var column: Int
+        /// UTF-8 offset of the start of the problem's line.
+        var lineStart: Int
+        var message: String
+    }
+
+    static func firstProblem(in text: String) -> Problem? {
+        let utf8 = text.utf8
+        return utf8.withContiguousStorageIfAvailable(scan) ?? Array(utf8).withUnsafeBufferPointer(scan)
+    }
+
+    private static func isBareKey(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Problem? {
+        let count = bytes.count
+        var index = 0
+        var line = 1
+        var lineStart = 0
+        var depth = 0                // open [ and { of values (and of the header being read)
+        var lineIsBlank = true       // nothing but spaces and tabs so far on this top-level line
+
+        func problem(at offset: Int, _ message: String) -> Problem {
+            // Columns count characters (code points), as toml++ does.
+            var column = 1
+            for position in lineStart..<offset where bytes[position] & 0xC0 != 0x80 { column += 1 }
+            return Problem(line: line, column: column, lineStart: lineStart, message: message)
+        }
+        func newline(at offset: Int) {
+            line += 1
+            lineStart = offset + 1
+        }
+        /// Skips a string starting at `index` (a quote), leaving `index` after it, or at the
+        /// line break or end that cuts it off (toml++ reports that).
+        func skipString() {
+            let quote = bytes[index]
+            let escapes = quote == UInt8(ascii: "\"")
+            if index + 2 < count, bytes[index + 1] == quote, bytes[index + 2] == quote {
+                index += 3
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == quote, index + 2 < count, bytes[index + 1] == quote, bytes[index + 2] == quote {
+                        index += 3
+                        // Up to two more quotes belong to the content before the closing three.
+                        var extra = 0
+                        while extra < 2, index < count, bytes[index] == quote { index += 1; extra += 1 }
+                        return
+                    }
+                    if byte == 0x0A { newline(at: index) }
+                    if escapes, byte == UInt8(ascii: "\\"), index + 1 < count {
+                        index += 1
+                        if bytes[index] == 0x0A { newline(at: index) }
+                    }
+                    index += 1
+                }
+                return
+            }
+            index += 1
+            while index < count {
+                let byte = bytes[index]
+                if byte == 0x0A { return }
+                index += 1
+                if byte == quote { return }
+                if escapes, byte == UInt8(ascii: "\\"), index < count, bytes[index] != 0x0A { index += 1 }
+            }
+        }
+
+        if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case 0:
+                return problem(at: index, "a NUL character: this is not a text file")
+            case 0x0A:
+                newline(at: index)
+                if depth == 0 { lineIsBlank = true }
+                index += 1
+            case UInt8(ascii: " "), UInt8(ascii: "\t"):
+                index += 1
+            case UInt8(ascii: "#"):
+                while index < count, bytes[index] != 0x0A {
+                    if bytes[index] == 0 { return problem(at: index, "a NUL character: this is not a text file") }
+                    index += 1
+                }
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                lineIsBlank = false
+                let start = index
+                skipString()
+                if let nul = (start..<index).first(where: { bytes[$0] == 0 }) {
+                    return problem(at: nul, "a NUL character: this is not a text file")
+                }
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                if byte == UInt8(ascii: "["), depth == 0, lineIsBlank {
+                    // A table header: what follows `[` or `[[` (after spaces) must start a key.
+                    var next = index + 1
+                    while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                    if next < count, bytes[next] == UInt8(ascii: "[") {
+                        next += 1
+                        while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                    }
+                    if next < count {
+                        let first = bytes[next]
+                        if !(isBareKey(first) || first == UInt8(ascii: "\"") || first == UInt8(ascii: "'")
+                             || first == UInt8(ascii: "]")) {
+                            return problem(at: next, "a table name starts with a letter, digit, '_', '-' or a quote "
+                                           + "(bare TOML keys are ASCII; quote any other: [\"é\"])")
+                        }
+                    }
+                }
+                depth += 1
+                lineIsBlank = false
+                index += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth = max(depth - 1, 0)
+                lineIsBlank = false
+                index += 1
+            default:
+                lineIsBlank = false
+                index += 1
+            }
+        }
+        return nil
     }
 }

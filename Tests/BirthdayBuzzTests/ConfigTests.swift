@@ -62,6 +62,43 @@ import Testing
         #expect(config.reminders.feb29 == .feb28)
     }
 
+    /// Each of these reached an assertion in toml++ (`parse_key`) and aborted the process
+    /// (issue 10): a table header whose first key does not start like a key.
+    @Test(arguments: [
+        ("[é]\n", 1, 2), ("[über]\n", 1, 2), ("[[é]]\n", 1, 3), ("a = 1\n\n  [ \t[ ñ ]]\n", 3, 8),
+        ("[+]\n", 1, 2), ("[ # comment\n", 1, 3), ("[\n", 1, 2), ("[\r\n", 1, 2), ("[=]", 1, 2),
+        ("[.a]\n", 1, 2), ("[\u{A0}a]\n", 1, 2), ("x = \"\"\"\n[a]\n\"\"\"\n[{]\n", 4, 2),
+        ("[\u{0}]", 1, 2),
+    ])
+    func tableHeadersTOMLPlusPlusWouldAbortOnAreErrors(_ text: String, _ line: Int, _ column: Int) throws {
+        let error = try #require(Self.error(text))
+        #expect(error.line == line && error.column == column, "\(error)")
+        #expect(error.description.hasPrefix("config.toml:\(line):\(column): "), "\(error)")
+    }
+
+    /// The guard knows strings, comments and multi-line arrays: none of these is a header.
+    @Test(arguments: [
+        "a = [\n  [1, 2],\n  [ \"x\" ],\n]\n",
+        "a = [\n[\n+1]\n]\n",
+        "a = [ # [é]\n  { b = 1 },\n]\n",
+        "a = \"\"\"\n[é]\n\\\"\"\"\n[+]\n\"\"\"\n",
+        "a = '''\n[é]\n''''\n",
+        "# [é]\n\"[é]\" = 1\n['é']\nb = 2\n[\"é\".x]\n",
+        "\u{FEFF}[a]\n",
+    ])
+    func validTextIsNotMistakenForAHeader(_ text: String) throws {
+        #expect(TOMLGuard.firstProblem(in: text) == nil)
+        // Parsed (the unknown keys are schema errors, after parsing).
+        let error = Self.error(text)
+        #expect(error == nil || error?.keyPath != nil, "\(String(describing: error))")
+    }
+
+    /// A syntax error before a bad header is the one reported, as toml++ would.
+    @Test func anEarlierSyntaxErrorWins() throws {
+        let error = try #require(Self.error("a = \n\n[é]\n"))
+        #expect(error.line == 1, "\(error)")
+    }
+
     @Test func syntaxErrorsCarryLineAndColumn() throws {
         let error = try #require(Self.error("[reminders]\noffsets = [0, 1\ntime = \"09:00\"\n"))
         #expect(error.line == 2 || error.line == 3)
