@@ -17,8 +17,9 @@ extension BuzzConfig {
         } catch let error as ConfigError {
             throw error
         } catch let error as TOMLParseError {
+            // toml++ quotes what it saw, which may be a line break ("saw 'tr\n'").
             throw ConfigError(file: file, line: error.source.begin.line, column: error.source.begin.column,
-                              message: error.description)
+                              message: Self.oneLine(error.description))
         } catch {
             throw ConfigError(file: file, message: "cannot parse: \(error)")
         }
@@ -27,11 +28,33 @@ extension BuzzConfig {
             try self.init(root: TableReader(root, path: []), environment: environment, systemTimeZone: systemTimeZone)
         } catch let problem as SchemaProblem {
             let place = locator.position(of: problem.path)
+            // Keys and values may hold line breaks ("a\nb" = 1); the error stays one line.
             throw ConfigError(file: file, line: place?.line, column: place?.column,
-                              keyPath: problem.path.joined(separator: "."), message: problem.message)
+                              keyPath: Self.oneLine(problem.path.joined(separator: ".")),
+                              message: Self.oneLine(problem.message))
         } catch {
             throw ConfigError(file: file, message: "\(error)")
         }
+    }
+
+    /// Control characters and line separators escaped (`\n`, `\u{2028}`), so an error is one line.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: Self.needsEscape) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where needsEscape(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
     }
 
     /// Parses with TOMLKit, after `TOMLGuard` has ruled out what its bundled toml++
@@ -510,22 +533,22 @@ enum TOMLGuard {
     }
 
     private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Problem? {
-        let count = bytes.count
+        // toml++ gets the text as a C string: it sees what comes before a NUL.
+        let count = bytes.firstIndex(of: 0) ?? bytes.count
         var index = 0
-        var line = 1
-        var lineStart = 0
         var depth = 0                // open [ and { of values (and of the header being read)
         var lineIsBlank = true       // nothing but spaces and tabs so far on this top-level line
 
+        /// Line and column (in characters, as toml++ counts) of a byte offset.
         func problem(at offset: Int, _ message: String) -> Problem {
-            // Columns count characters (code points), as toml++ does.
+            var line = 1, lineStart = 0
+            for position in 0..<offset where bytes[position] == 0x0A {
+                line += 1
+                lineStart = position + 1
+            }
             var column = 1
             for position in lineStart..<offset where bytes[position] & 0xC0 != 0x80 { column += 1 }
             return Problem(line: line, column: column, lineStart: lineStart, message: message)
-        }
-        func newline(at offset: Int) {
-            line += 1
-            lineStart = offset + 1
         }
         /// Skips a string starting at `index` (a quote), leaving `index` after it, or at the
         /// line break or end that cuts it off (toml++ reports that).
@@ -543,11 +566,7 @@ enum TOMLGuard {
                         while extra < 2, index < count, bytes[index] == quote { index += 1; extra += 1 }
                         return
                     }
-                    if byte == 0x0A { newline(at: index) }
-                    if escapes, byte == UInt8(ascii: "\\"), index + 1 < count {
-                        index += 1
-                        if bytes[index] == 0x0A { newline(at: index) }
-                    }
+                    if escapes, byte == UInt8(ascii: "\\"), index + 1 < count { index += 1 }
                     index += 1
                 }
                 return
@@ -566,26 +585,16 @@ enum TOMLGuard {
         while index < count {
             let byte = bytes[index]
             switch byte {
-            case 0:
-                return problem(at: index, "a NUL character: this is not a text file")
             case 0x0A:
-                newline(at: index)
                 if depth == 0 { lineIsBlank = true }
                 index += 1
             case UInt8(ascii: " "), UInt8(ascii: "\t"):
                 index += 1
             case UInt8(ascii: "#"):
-                while index < count, bytes[index] != 0x0A {
-                    if bytes[index] == 0 { return problem(at: index, "a NUL character: this is not a text file") }
-                    index += 1
-                }
+                while index < count, bytes[index] != 0x0A { index += 1 }
             case UInt8(ascii: "\""), UInt8(ascii: "'"):
                 lineIsBlank = false
-                let start = index
                 skipString()
-                if let nul = (start..<index).first(where: { bytes[$0] == 0 }) {
-                    return problem(at: nul, "a NUL character: this is not a text file")
-                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 if byte == UInt8(ascii: "["), depth == 0, lineIsBlank {
                     // A table header: what follows `[` or `[[` (after spaces) must start a key.
@@ -615,6 +624,9 @@ enum TOMLGuard {
                 lineIsBlank = false
                 index += 1
             }
+        }
+        if count < bytes.count {
+            return problem(at: count, "a NUL character: this is not a text file")
         }
         return nil
     }

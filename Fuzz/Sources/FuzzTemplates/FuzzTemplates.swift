@@ -1,0 +1,36 @@
+import BirthdayBuzz
+import FuzzSupport
+
+/// A message template as a user's override: loaded (checked and compiled), then rendered.
+/// The first byte picks the kind (reminder or ask); the rest is the file's text.
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let input = fuzzInput(data, size)
+    guard input.count >= 1, let text = String(validating: input[1...], as: UTF8.self) else { return 0 }
+    let reminder = input[0] & 1 == 0
+    var shipped = ShippedTemplates.all
+    shipped[reminder ? "en/reminder" : "en/ask"] = text
+    let templates: MessageTemplates
+    do {
+        templates = try MessageTemplates(overrideDirectory: nil, shipped: shipped)
+    } catch {
+        if error.description.contains("\n") { fuzzFailure("a template error on two lines: \(error)") }
+        return 0
+    }
+    guard let date = LocalDate(year: 2027, month: 3, day: 15) else { return 0 }
+    if reminder {
+        for (days, age) in [(0, 37), (1, nil), (5, 2)] as [(Int, Int?)] {
+            _ = templates.renderReminder(name: "Ann O'Brien", firstName: "Ann", daysUntil: days, age: age,
+                                         date: date, locale: "en")
+        }
+    } else {
+        _ = templates.renderAsk(firstName: "Ann", name: "Ann <O'Brien>", senderName: "Sam", locales: ["en"])
+        _ = templates.renderAsk(firstName: "", name: "", senderName: nil, locales: ["de-AT"])
+    }
+    return 0
+}
+
+@_cdecl("FuzzTemplates_main")
+func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    runFuzzer(argc, argv, testOneInput)
+}
