@@ -62,9 +62,9 @@ extension BuzzConfig {
     private static func parseTOML(_ text: String, file: String) throws -> TOMLTable {
         if let problem = TOMLGuard.firstProblem(in: text) {
             // An error earlier in the file is the one toml++ would have reported: the text
-            // before the problem's line ends at a top-level line boundary, so parsing it
+            // before the problem's top-level line ends at a line boundary, so parsing it
             // alone says the same about that part as parsing the whole file would.
-            _ = try TOMLTable(string: String(decoding: Array(text.utf8)[..<problem.lineStart], as: UTF8.self))
+            _ = try TOMLTable(string: String(decoding: Array(text.utf8)[..<problem.statementStart], as: UTF8.self))
             throw ConfigError(file: file, line: problem.line, column: problem.column, message: problem.message)
         }
         return try TOMLTable(string: text)
@@ -493,11 +493,15 @@ struct KeyLocator {
 /// Finds what TOMLKit's bundled toml++ cannot be trusted with before it sees it.
 ///
 /// TOMLKit 0.6.0 builds toml++ with its assertions on (no `NDEBUG`, even in release
-/// builds), and one of them is reachable from the input: a table header whose first key
-/// does not start like a key — `[é]`, `[[über]]`, `[+]`, `[ # x`, `[` at the end of a
-/// line — reaches `parse_key()`, which asserts that it does (every other caller checks
-/// first) and the process dies with SIGABRT instead of getting a parse error. Bare keys
-/// are ASCII in TOML (`A-Za-z0-9_-`); anything else must be quoted (`["é"]`).
+/// builds), and two of them are reachable from the input; the process then dies with
+/// SIGABRT instead of getting a parse error:
+/// - a table header whose first key does not start like a key — `[é]`, `[[über]]`, `[+]`,
+///   `[ # x`, `[` at the end of a line — reaches `parse_key()`, which asserts that it does
+///   (every other caller checks first). Bare keys are ASCII in TOML (`A-Za-z0-9_-`);
+///   anything else must be quoted (`["é"]`);
+/// - in an array, `}` or a Unicode line break (U+0085, U+2028, U+2029) where a value
+///   should start (`a = [}]`, `a = [1, }]`) reaches `parse_value()`, which asserts it is
+///   no value terminator (found by the fuzz target).
 ///
 /// Why a scan here rather than another fix: the dependency cannot be rebuilt with
 /// `NDEBUG` from this package (and with it the same input would be undefined behaviour,
@@ -505,7 +509,8 @@ struct KeyLocator {
 /// error; and no other TOML parser is available. toml++ reaches a table header only at
 /// the start of a top-level line, so this scan tracks exactly what decides that —
 /// strings, comments, and brackets of multi-line arrays — and checks the character after
-/// every header's opening bracket(s). It runs in one pass over the bytes. The fuzz target
+/// every header's opening bracket(s), and where each array value starts. It runs in one
+/// pass over the bytes. The fuzz target
 /// `FuzzConfig` (`scripts/fuzz.sh config`) feeds the loader arbitrary text to keep it so.
 ///
 /// It also rejects a NUL character: TOMLKit hands the text to toml++ as a C string, which
@@ -514,8 +519,9 @@ enum TOMLGuard {
     struct Problem: Equatable {
         var line: Int
         var column: Int
-        /// UTF-8 offset of the start of the problem's line.
-        var lineStart: Int
+        /// UTF-8 offset of the start of the top-level line (key, header) the problem is in:
+        /// the text before it parses as far as toml++ would get in the whole text.
+        var statementStart: Int
         var message: String
     }
 
@@ -523,6 +529,8 @@ enum TOMLGuard {
         let utf8 = text.utf8
         return utf8.withContiguousStorageIfAvailable(scan) ?? Array(utf8).withUnsafeBufferPointer(scan)
     }
+
+    private enum Bracket { case header, array, table }
 
     private static func isBareKey(_ byte: UInt8) -> Bool {
         switch byte {
@@ -536,8 +544,9 @@ enum TOMLGuard {
         // toml++ gets the text as a C string: it sees what comes before a NUL.
         let count = bytes.firstIndex(of: 0) ?? bytes.count
         var index = 0
-        var depth = 0                // open [ and { of values (and of the header being read)
+        var open: [Bracket] = []     // the header being read, arrays and inline tables
         var lineIsBlank = true       // nothing but spaces and tabs so far on this top-level line
+        var statementStart = 0       // where the current top-level line starts
 
         /// Line and column (in characters, as toml++ counts) of a byte offset.
         func problem(at offset: Int, _ message: String) -> Problem {
@@ -548,7 +557,7 @@ enum TOMLGuard {
             }
             var column = 1
             for position in lineStart..<offset where bytes[position] & 0xC0 != 0x80 { column += 1 }
-            return Problem(line: line, column: column, lineStart: lineStart, message: message)
+            return Problem(line: line, column: column, statementStart: statementStart, message: message)
         }
         /// Skips a string starting at `index` (a quote), leaving `index` after it, or at the
         /// line break or end that cuts it off (toml++ reports that).
@@ -581,13 +590,36 @@ enum TOMLGuard {
             }
         }
 
+        /// In an array, after `[` or `,`: toml++ skips blanks, line breaks and comments, then
+        /// asserts that what comes is no value terminator, having ruled out only `,` and `]`.
+        func valueProblem(from start: Int) -> Problem? {
+            var next = start
+            while next < count {
+                switch bytes[next] {
+                case 0x20, 0x09, 0x0A: next += 1
+                case 0x0D where next + 1 < count && bytes[next + 1] == 0x0A: next += 2
+                case UInt8(ascii: "#"): while next < count, bytes[next] != 0x0A { next += 1 }
+                case UInt8(ascii: "}"): return problem(at: next, "expected a value or ']', saw '}'")
+                case 0xC2 where next + 1 < count && bytes[next + 1] == 0x85,
+                     0xE2 where next + 2 < count && bytes[next + 1] == 0x80 && (0xA8...0xA9).contains(bytes[next + 2]):
+                    return problem(at: next, "expected a value or ']', saw a Unicode line break")
+                default: return nil
+                }
+            }
+            return nil
+        }
+
         if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         while index < count {
             let byte = bytes[index]
             switch byte {
             case 0x0A:
-                if depth == 0 { lineIsBlank = true }
                 index += 1
+                if open.first == .header { open.removeAll() }  // a header ends with its line (or is an error)
+                if open.isEmpty {
+                    lineIsBlank = true
+                    statementStart = index
+                }
             case UInt8(ascii: " "), UInt8(ascii: "\t"):
                 index += 1
             case UInt8(ascii: "#"):
@@ -596,7 +628,7 @@ enum TOMLGuard {
                 lineIsBlank = false
                 skipString()
             case UInt8(ascii: "["), UInt8(ascii: "{"):
-                if byte == UInt8(ascii: "["), depth == 0, lineIsBlank {
+                if byte == UInt8(ascii: "["), open.isEmpty, lineIsBlank {
                     // A table header: what follows `[` or `[[` (after spaces) must start a key.
                     var next = index + 1
                     while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
@@ -612,12 +644,25 @@ enum TOMLGuard {
                                            + "(bare TOML keys are ASCII; quote any other: [\"é\"])")
                         }
                     }
+                    open.append(.header)
+                    lineIsBlank = false
+                    index += 1
+                    continue
                 }
-                depth += 1
                 lineIsBlank = false
                 index += 1
+                if byte == UInt8(ascii: "{") || open.last == .header {
+                    open.append(byte == UInt8(ascii: "{") ? .table : .header)
+                } else {
+                    open.append(.array)
+                    if let problem = valueProblem(from: index) { return problem }
+                }
+            case UInt8(ascii: ","):
+                lineIsBlank = false
+                index += 1
+                if open.last == .array, let problem = valueProblem(from: index) { return problem }
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                depth = max(depth - 1, 0)
+                if !open.isEmpty { open.removeLast() }
                 lineIsBlank = false
                 index += 1
             default:
