@@ -10,7 +10,8 @@
 # and the project's own files (examples/contacts.vcf, config.example.toml, templates/);
 # a crash, hang or sanitizer report is saved in .build-fuzz/artifacts/TARGET/ and the
 # script exits non-zero. Leak checking is off (TOMLKit leaks 40 bytes per
-# TOMLTable.keys call, DESIGN §9); pass -detect_leaks=1 to hunt leaks.
+# TOMLTable.keys call, DESIGN §9); pass -detect_leaks=1 to hunt leaks. Other options
+# go to libFuzzer as they are (e.g. -jobs=2, -max_len=65536).
 #
 # Reproduce a saved input: .build-fuzz/release/FuzzNAME -detect_leaks=0 FILE
 set -euo pipefail
@@ -53,12 +54,17 @@ case $target in
         done ;;
 esac
 
+# Leaks: libFuzzer's per-input check and LeakSanitizer's report at exit, both off
+# unless -detect_leaks=1 is passed.
+leaks=0
+for option in "$@"; do [[ $option == -detect_leaks=1 ]] && leaks=1; done
 log=$scratch/fuzz-$target.log
 echo "fuzzing $product for $seconds s (log: $log)" >&2
 status=0
-SWIFT_BACKTRACE=enable=no "$binary" -max_total_time="$seconds" -detect_leaks=0 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    "$binary" -max_total_time="$seconds" -detect_leaks="$leaks" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -dict="$root/Fuzz/$target.dict" -artifact_prefix="$artifacts/" "$@" "$corpus" > "$log" 2>&1 || status=$?
-runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
 if [[ $status -ne 0 ]] || grep -qE 'ERROR: (libFuzzer|AddressSanitizer)|SUMMARY: |==ERROR' "$log"; then
     grep -E 'ERROR|SUMMARY|Test unit written|Fatal error|Assertion' "$log" >&2 || tail -20 "$log" >&2
     echo "$product: FAILED after ${runs:-?} executions (exit $status); inputs in $artifacts" >&2
