@@ -493,7 +493,7 @@ struct KeyLocator {
 /// Finds what TOMLKit's bundled toml++ cannot be trusted with before it sees it.
 ///
 /// TOMLKit 0.6.0 builds toml++ with its assertions on (no `NDEBUG`, even in release
-/// builds), and two of them are reachable from the input; the process then dies with
+/// builds), and some of them are reachable from the input; the process then dies with
 /// SIGABRT instead of getting a parse error:
 /// - a table header whose first key does not start like a key — `[é]`, `[[über]]`, `[+]`,
 ///   `[ # x`, `[` at the end of a line — reaches `parse_key()`, which asserts that it does
@@ -501,7 +501,9 @@ struct KeyLocator {
 ///   anything else must be quoted (`["é"]`);
 /// - in an array, `}` or a Unicode line break (U+0085, U+2028, U+2029) where a value
 ///   should start (`a = [}]`, `a = [1, }]`) reaches `parse_value()`, which asserts it is
-///   no value terminator (found by the fuzz target).
+///   no value terminator (found by the fuzz target);
+/// - a date with a `T` and no time (`1979-05-27T(7:00`), or a space and one digit
+///   (`1979-05-27 0`), reaches asserts in `parse_time()` and `parse_value()` (found by it too).
 ///
 /// Why a scan here rather than another fix: the dependency cannot be rebuilt with
 /// `NDEBUG` from this package (and with it the same input would be undefined behaviour,
@@ -590,6 +592,39 @@ enum TOMLGuard {
             }
         }
 
+        func isDigit(_ position: Int) -> Bool {
+            position < count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position])
+        }
+        /// A value that starts like a date (`YYYY-MM-DD`) and goes on like a date-time but
+        /// has no time: toml++ classifies it by the characters it holds, then asserts a
+        /// digit after the `T` (`1979-05-27T(7:00`), or one after the space and a digit
+        /// (`1979-05-27 0`). Neither is valid TOML.
+        func dateProblem(at start: Int) -> Problem? {
+            guard isDigit(start) else { return nil }
+            var end = start
+            while end < count {
+                let byte = bytes[end]
+                if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte >= 0x80
+                    || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: ",")
+                    || byte == UInt8(ascii: "#") { break }
+                end += 1
+            }
+            let message = "expected a time (HH:MM:SS) after the date"
+            if end - start >= 11, (0..<4).allSatisfy({ isDigit(start + $0) }), bytes[start + 4] == UInt8(ascii: "-"),
+               isDigit(start + 5), isDigit(start + 6), bytes[start + 7] == UInt8(ascii: "-"),
+               isDigit(start + 8), isDigit(start + 9), bytes[start + 10] | 0x20 == UInt8(ascii: "t"),
+               !isDigit(start + 11) {
+                return problem(at: start + 11, message)
+            }
+            let significant = (start..<end).map { bytes[$0] }.filter { $0 != UInt8(ascii: "_") }
+            if significant.count == 10, significant[4] == UInt8(ascii: "-"), significant[7] == UInt8(ascii: "-"),
+               significant.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+               end < count, bytes[end] == 0x20, isDigit(end + 1), end + 2 < count, !isDigit(end + 2) {
+                return problem(at: end + 2, message)
+            }
+            return nil
+        }
+
         /// In an array, after `[` or `,`: toml++ skips blanks, line breaks and comments, then
         /// asserts that what comes is no value terminator, having ruled out only `,` and `]`.
         func valueProblem(from start: Int) -> Problem? {
@@ -603,7 +638,7 @@ enum TOMLGuard {
                 case 0xC2 where next + 1 < count && bytes[next + 1] == 0x85,
                      0xE2 where next + 2 < count && bytes[next + 1] == 0x80 && (0xA8...0xA9).contains(bytes[next + 2]):
                     return problem(at: next, "expected a value or ']', saw a Unicode line break")
-                default: return nil
+                default: return dateProblem(at: next)
                 }
             }
             return nil
@@ -657,6 +692,12 @@ enum TOMLGuard {
                     open.append(.array)
                     if let problem = valueProblem(from: index) { return problem }
                 }
+            case UInt8(ascii: "="):
+                lineIsBlank = false
+                index += 1
+                var next = index
+                while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                if let problem = dateProblem(at: next) { return problem }
             case UInt8(ascii: ","):
                 lineIsBlank = false
                 index += 1

@@ -72,6 +72,9 @@ import Testing
         // In an array, where a value starts (found by `scripts/fuzz.sh config`: parse_value's assertion).
         ("a = [}]\n", 1, 6), ("a = [1, }]\n", 1, 9), ("a = [\n  # c\n  }]\n", 3, 3), ("a = [[1], [\u{2028}]]\n", 1, 12),
         ("a = [ [\n\u{85}]]", 2, 1), ("a = { b = [1,}}\n", 1, 14),
+        // A date-time with no time (found by it: parse_time's and parse_value's assertions).
+        ("a = 1979-05-27T(7:32:00Z\n", 1, 16), ("a = [1979-05-27t]\n", 1, 17), ("a = 1979-05-27 0\n", 1, 17),
+        ("a = [1979-05-27 0]\n", 1, 18), ("a = { b = 19_79-05-27 1,}\n", 1, 24), ("a=1979-05-27 0 ", 1, 15),
     ])
     func tableHeadersTOMLPlusPlusWouldAbortOnAreErrors(_ text: String, _ line: Int, _ column: Int) throws {
         let error = try #require(Self.error(text))
@@ -89,6 +92,7 @@ import Testing
         "# [é]\n\"[é]\" = 1\n['é']\nb = 2\n[\"é\".x]\n",
         "\u{FEFF}[a]\n",
         "a = [\n  1, # }\n  2,\n]\nb = [ { c = [] }, {} ]\n",
+        "1979-05-27T = 1\n[1979-05-27t]\nb = 1979-05-27 07:32:00\nc = [1979-05-27T07:32:00Z, 1979-05-27]\n",
     ])
     func validTextIsNotMistakenForAHeader(_ text: String) throws {
         #expect(TOMLGuard.firstProblem(in: text) == nil)
