@@ -682,11 +682,11 @@ extension MessageTemplates {
 // MARK: - Compiling in pieces
 
 extension MessageTemplates {
-    /// Whether `text` compiled whole and compiled cut at every place `ChunkCuts` allows
-    /// render the same, for a few sets of values (and fail to compile alike). For tests and
+    /// Whether `text` compiled whole and compiled cut where `ChunkCuts` allows (with
+    /// `chunkLength` 1: at every such place) render the same, for a few sets of values (and fail to compile alike). For tests and
     /// the `FuzzTemplates` target; cheap only on short texts.
-    public static func piecesRenderAsWhole(_ text: String, kind: Kind) -> Bool {
-        guard let scan = try? checkTags(text, firstLine: 1, kind: kind, file: "", chunkLength: 1) else { return true }
+    public static func piecesRenderAsWhole(_ text: String, kind: Kind, chunkLength: Int = 1) -> Bool {
+        guard let scan = try? checkTags(text, firstLine: 1, kind: kind, file: "", chunkLength: chunkLength) else { return true }
         let whole = try? ChunkedTemplate(text, scan: TagScan(namesArePlain: false, cuts: []), firstLine: 1, file: "")
         let cut = try? ChunkedTemplate(text, scan: scan, firstLine: 1, file: "")
         guard let whole, let cut else { return (whole == nil) == (cut == nil) }
@@ -712,8 +712,7 @@ extension MessageTemplates {
 /// time linear in its length. The pieces are cut only where that renders exactly what
 /// the whole would (`ChunkCuts`): between top-level items, never inside a section, and
 /// never where a piece's end or start would change which tags stand alone on their line.
-/// What cannot be cut — a section — is bounded by the file size, and sections rarely
-/// span more than a few lines.
+/// What cannot be cut — a section — is bounded by `parseBudget`.
 struct ChunkedTemplate: Sendable {
     /// Characters per piece, about: short enough that the parser's count stays cheap,
     /// long enough that a usual template is one piece.
@@ -721,15 +720,28 @@ struct ChunkedTemplate: Sendable {
 
     let pieces: [MustacheTemplate]
 
+    /// What the parser may spend on one template: the sum over its pieces of `{` count
+    /// times length (characters), a bound on the characters it counts. A piece that cannot
+    /// be cut — a section, or a line of tags that could each stand alone — costs the square
+    /// of its tags; a template over this is an error, not a hang. A title of 100,000 tags
+    /// in pieces costs about 26 million; the shipped templates less than 100,000.
+    static let parseBudget = 256_000_000
+
     init(_ text: String, scan: MessageTemplates.TagScan, firstLine: Int, file: String) throws(TemplateError) {
         var pieces: [MustacheTemplate] = []
         var start = text.startIndex
         var offset = 0
         var line = firstLine
         var column = 1
+        var spent = 0
         for cut in scan.cuts + [text.count] where cut > offset {
             let end = text.index(start, offsetBy: cut - offset)
             let piece = text[start..<end]
+            spent += piece.reduce(0) { $1 == "{" ? $0 + 1 : $0 } * (cut - offset)
+            guard spent <= Self.parseBudget else {
+                throw TemplateError(file: file, line: line, column: column, message: "too many tags in one section "
+                                    + "(or in a line of comments and sections) from here: keep sections short")
+            }
             pieces.append(try MessageTemplates.mustache(piece, firstLine: line, firstColumn: column, file: file))
             for character in piece {
                 if character == "\n" { line += 1; column = 1 } else { column += 1 }

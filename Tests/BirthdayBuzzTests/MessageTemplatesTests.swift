@@ -408,6 +408,20 @@ import Testing
         }
     }
 
+    /// A section cannot be cut: one with 100,000 tags would still take minutes. Over the
+    /// parse budget it is an error, placed where the piece that holds it starts.
+    @Test func aSectionTooBigToCompileQuicklyIsAnError() throws {
+        let section = "{{#today}}" + String(repeating: "{{name}}", count: 100_000) + "{{/today}}"
+        let error = Self.shippedError(["en/reminder": "Birthday\n\nHi {{first_name}},\n" + section + "\n"])
+        #expect(error?.description == "templates/en/reminder.mustache:3:1: too many tags in one section "
+                + "(or in a line of comments and sections) from here: keep sections short")
+        // The shipped templates are far below it.
+        for (key, text) in ShippedTemplates.all {
+            let scan = try MessageTemplates.checkTags(text, firstLine: 1, kind: key.hasSuffix("ask") ? .ask : .reminder, file: key)
+            #expect(scan.cuts.isEmpty && text.count * text.count(where: { $0 == "{" }) < 100_000, "\(key)")
+        }
+    }
+
     /// Pieces render exactly what the whole renders: cut at every place `ChunkCuts` allows
     /// (chunk length 1), around standalone tags, indentation, blank lines and comments.
     @Test(arguments: [

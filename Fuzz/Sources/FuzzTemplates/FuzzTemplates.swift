@@ -3,19 +3,22 @@ import FuzzSupport
 
 /// A message template as a user's override: loaded (checked and compiled), then rendered.
 /// The first byte picks the kind (reminder or ask); the rest is the file's text. Also
-/// checks the text cut into the most pieces renders as the whole (`ChunkedTemplate`).
+/// checks the text cut into short pieces renders as the whole (`ChunkedTemplate`).
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = fuzzInput(data, size)
     guard input.count >= 1, let text = String(validating: input[1...], as: UTF8.self) else { return 0 }
     let reminder = input[0] & 1 == 0
     // Compiled in pieces, a template renders what it renders whole (short texts: the
-    // whole is compiled by swift-mustache's quadratic parser).
-    if text.utf8.count <= 2_048, !MessageTemplates.piecesRenderAsWhole(text, kind: reminder ? .reminder : .ask) {
-        fuzzFailure("cut into pieces, the template renders differently: \(text.debugDescription)")
+    // whole is compiled by swift-mustache's quadratic parser). The first byte also picks
+    // how short the pieces are.
+    let chunkLength = 1 + Int(input[0] >> 1) % 24
+    if text.utf8.count <= 1_024,
+       !MessageTemplates.piecesRenderAsWhole(text, kind: reminder ? .reminder : .ask, chunkLength: chunkLength) {
+        fuzzFailure("cut into pieces of \(chunkLength), the template renders differently: \(text.debugDescription)")
     }
-    var shipped = ShippedTemplates.all
-    shipped[reminder ? "en/reminder" : "en/ask"] = text
+    // Only this template and a trivial one of the other kind (every kind needs English).
+    let shipped = reminder ? ["en/reminder": text, "en/ask": "Hi\n\nHey\n"] : ["en/reminder": "T\n\nB\n", "en/ask": text]
     let templates: MessageTemplates
     do {
         templates = try MessageTemplates(overrideDirectory: nil, shipped: shipped)
