@@ -616,9 +616,12 @@ enum TOMLGuard {
                !isDigit(start + 11) {
                 return problem(at: start + 11, message)
             }
-            let significant = (start..<end).map { bytes[$0] }.filter { $0 != UInt8(ascii: "_") }
-            if significant.count == 10, significant[4] == UInt8(ascii: "-"), significant[7] == UInt8(ascii: "-"),
-               significant.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            // toml++ looks for a space and a time after any ten characters (not counting `_`)
+            // with `-` as the fifth and eighth that start with a digit, whatever the others
+            // are: checked as loosely here. A value followed by a space and a digit is never
+            // valid TOML, so this rejects nothing valid.
+            let significant = (start..<end).lazy.map { bytes[$0] }.filter { $0 != UInt8(ascii: "_") }
+            if significant.count == 10, Array(significant)[4] == UInt8(ascii: "-"), Array(significant)[7] == UInt8(ascii: "-"),
                end < count, bytes[end] == 0x20, isDigit(end + 1), end + 2 < count, !isDigit(end + 2) {
                 return problem(at: end + 2, message)
             }

@@ -75,6 +75,7 @@ import Testing
         // A date-time with no time (found by it: parse_time's and parse_value's assertions).
         ("a = 1979-05-27T(7:32:00Z\n", 1, 16), ("a = [1979-05-27t]\n", 1, 17), ("a = 1979-05-27 0\n", 1, 17),
         ("a = [1979-05-27 0]\n", 1, 18), ("a = { b = 19_79-05-27 1,}\n", 1, 24), ("a=1979-05-27 0 ", 1, 15),
+        ("a =1=78-05-2p 7\t0\n", 1, 16),
     ])
     func tableHeadersTOMLPlusPlusWouldAbortOnAreErrors(_ text: String, _ line: Int, _ column: Int) throws {
         let error = try #require(Self.error(text))
@@ -173,6 +174,19 @@ import Testing
         ]
         let error = try #require(Self.error(String(decoding: bytes, as: UTF8.self)))
         #expect(error.description == "config.toml:6:18: expected a time (HH:MM:SS) after the date", "\(error.description)")
+    }
+
+    /// Found by `scripts/fuzz.sh config`: `=1=78-05-2p 7<tab>` aborted in toml++'s
+    /// `parse_value()` (ten characters with `-` fifth and eighth, a space and a digit).
+    @Test func fuzzCrashDateLikeValueSpaceDigit() throws {
+        let bytes: [UInt8] = [
+            0x0A, 0x70, 0x72, 0x65, 0x37, 0x38, 0x2D, 0x30, 0x35, 0x2D, 0x65, 0x20, 0x3D, 0x31, 0x3D, 0x37, 0x38, 0x2D, 0x30, 0x35, 0x2D, 0x32, 0x70, 0x20,
+            0x37, 0x09, 0x30, 0x22, 0x0A, 0x64, 0x65, 0x6C, 0x69, 0x3D, 0x30, 0x3D, 0x37, 0x38, 0x2D, 0x30, 0x35, 0x2D, 0x32, 0x37, 0x09, 0x30, 0x20, 0x70,
+            0x22, 0x0A, 0x64, 0x22, 0x0A, 0x64, 0x65, 0x6C, 0x69, 0x3D, 0x31, 0x3D, 0x37, 0x38, 0x2D, 0x30, 0x35, 0x2D, 0x32, 0x37, 0x09, 0x30, 0x20, 0x70,
+            0x22, 0x0A, 0x64, 0x65, 0x6C, 0x69, 0x76, 0x65, 0x70,
+        ]
+        let error = try #require(Self.error(String(decoding: bytes, as: UTF8.self)))
+        #expect(error.description == "config.toml:2:25: expected a time (HH:MM:SS) after the date", "\(error.description)")
     }
 
     /// Found by `scripts/fuzz.sh config`: toml++ quotes what it saw, line break included
