@@ -13,7 +13,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     // whole is compiled by swift-mustache's quadratic parser). The first byte also picks
     // how short the pieces are.
     let chunkLength = 1 + Int(input[0] >> 1) % 24
-    if text.utf8.count <= 1_024,
+    if text.utf8.count <= 512,
        !MessageTemplates.piecesRenderAsWhole(text, kind: reminder ? .reminder : .ask, chunkLength: chunkLength) {
         fuzzFailure("cut into pieces of \(chunkLength), the template renders differently: \(text.debugDescription)")
     }
@@ -28,7 +28,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     guard let date = LocalDate(year: 2027, month: 3, day: 15) else { return 0 }
     if reminder {
-        for (days, age) in [(0, 37), (1, nil), (5, 2)] as [(Int, Int?)] {
+        for (days, age) in [(0, 37), (5, nil)] as [(Int, Int?)] {
             _ = templates.renderReminder(name: "Ann O'Brien", firstName: "Ann", daysUntil: days, age: age,
                                          date: date, locale: "en")
         }
