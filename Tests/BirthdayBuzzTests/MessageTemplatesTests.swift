@@ -415,10 +415,9 @@ import Testing
         let error = Self.shippedError(["en/reminder": "Birthday\n\nHi {{first_name}},\n" + section + "\n"])
         #expect(error?.description == "templates/en/reminder.mustache:3:1: too many tags in one section "
                 + "(or in a line of comments and sections) from here: keep sections short")
-        // The shipped templates are far below it.
+        // The shipped templates are far below it, even uncut.
         for (key, text) in ShippedTemplates.all {
-            let scan = try MessageTemplates.checkTags(text, firstLine: 1, kind: key.hasSuffix("ask") ? .ask : .reminder, file: key)
-            #expect(scan.cuts.isEmpty && text.count * text.count(where: { $0 == "{" }) < 100_000, "\(key)")
+            #expect(text.count * text.count(where: { $0 == "{" }) < 100_000, "\(key)")
         }
     }
 
