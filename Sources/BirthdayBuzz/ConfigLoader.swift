@@ -13,10 +13,13 @@ extension BuzzConfig {
                 systemTimeZone: TimeZone) throws(ConfigError) {
         let root: TOMLTable
         do {
-            root = try TOMLTable(string: text)
+            root = try Self.parseTOML(text, file: file)
+        } catch let error as ConfigError {
+            throw error
         } catch let error as TOMLParseError {
+            // toml++ quotes what it saw, which may be a line break ("saw 'tr\n'").
             throw ConfigError(file: file, line: error.source.begin.line, column: error.source.begin.column,
-                              message: error.description)
+                              message: Self.oneLine(error.description))
         } catch {
             throw ConfigError(file: file, message: "cannot parse: \(error)")
         }
@@ -25,11 +28,46 @@ extension BuzzConfig {
             try self.init(root: TableReader(root, path: []), environment: environment, systemTimeZone: systemTimeZone)
         } catch let problem as SchemaProblem {
             let place = locator.position(of: problem.path)
+            // Keys and values may hold line breaks ("a\nb" = 1); the error stays one line.
             throw ConfigError(file: file, line: place?.line, column: place?.column,
-                              keyPath: problem.path.joined(separator: "."), message: problem.message)
+                              keyPath: Self.oneLine(problem.path.joined(separator: ".")),
+                              message: Self.oneLine(problem.message))
         } catch {
             throw ConfigError(file: file, message: "\(error)")
         }
+    }
+
+    /// Control characters and line separators escaped (`\n`, `\u{2028}`), so an error is one line.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: Self.needsEscape) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where needsEscape(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+
+    /// Parses with TOMLKit, after `TOMLGuard` has ruled out what its bundled toml++
+    /// would abort on instead of reporting (see there).
+    private static func parseTOML(_ text: String, file: String) throws -> TOMLTable {
+        if let problem = TOMLGuard.firstProblem(in: text) {
+            // An error earlier in the file is the one toml++ would have reported: the text
+            // before the problem's top-level line ends at a line boundary, so parsing it
+            // alone says the same about that part as parsing the whole file would.
+            _ = try TOMLTable(string: String(decoding: Array(text.utf8)[..<problem.statementStart], as: UTF8.self))
+            throw ConfigError(file: file, line: problem.line, column: problem.column, message: problem.message)
+        }
+        return try TOMLTable(string: text)
     }
 
     private init(root: TableReader, environment: [String: String], systemTimeZone: TimeZone) throws {
@@ -472,5 +510,236 @@ struct KeyLocator {
             if name == key, line.contains("=") { return (index + 1, column) }
         }
         return headerLine
+    }
+}
+
+/// Finds what TOMLKit's bundled toml++ cannot be trusted with before it sees it.
+///
+/// TOMLKit 0.6.0 builds toml++ with its assertions on (no `NDEBUG`, even in release
+/// builds), and some of them are reachable from the input; the process then dies with
+/// SIGABRT instead of getting a parse error:
+/// - a table header whose first key does not start like a key — `[é]`, `[[über]]`, `[+]`,
+///   `[ # x`, `[` at the end of a line — reaches `parse_key()`, which asserts that it does
+///   (every other caller checks first). Bare keys are ASCII in TOML (`A-Za-z0-9_-`);
+///   anything else must be quoted (`["é"]`);
+/// - in an array, `}` or a Unicode line break (U+0085, U+2028, U+2029) where a value
+///   should start (`a = [}]`, `a = [1, }]`) reaches `parse_value()`, which asserts it is
+///   no value terminator (found by the fuzz target);
+/// - a date with a `T` and no time (`1979-05-27T(7:00`), or a space and one digit
+///   (`1979-05-27 0`), reaches asserts in `parse_time()` and `parse_value()` (found by it too).
+///
+/// Why a scan here rather than another fix: the dependency cannot be rebuilt with
+/// `NDEBUG` from this package (and with it the same input would be undefined behaviour,
+/// the assertion guards an assumption); a signal handler cannot turn an abort into an
+/// error; and no other TOML parser is available. toml++ reaches a table header only at
+/// the start of a top-level line, so this scan tracks exactly what decides that —
+/// strings, comments, and brackets of multi-line arrays — and checks the character after
+/// every header's opening bracket(s), and where each array value starts. It runs in one
+/// pass over the bytes. The fuzz target
+/// `FuzzConfig` (`scripts/fuzz.sh config`) feeds the loader arbitrary text to keep it so.
+///
+/// It also rejects a NUL character: TOMLKit hands the text to toml++ as a C string, which
+/// would silently ignore everything after it.
+enum TOMLGuard {
+    struct Problem: Equatable {
+        var line: Int
+        var column: Int
+        /// UTF-8 offset of the start of the top-level line (key, header) the problem is in:
+        /// the text before it parses as far as toml++ would get in the whole text.
+        var statementStart: Int
+        var message: String
+    }
+
+    static func firstProblem(in text: String) -> Problem? {
+        let utf8 = text.utf8
+        return utf8.withContiguousStorageIfAvailable(scan) ?? Array(utf8).withUnsafeBufferPointer(scan)
+    }
+
+    private enum Bracket { case header, array, table }
+
+    private static func isBareKey(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Problem? {
+        // toml++ gets the text as a C string: it sees what comes before a NUL.
+        let count = bytes.firstIndex(of: 0) ?? bytes.count
+        var index = 0
+        var open: [Bracket] = []     // the header being read, arrays and inline tables
+        var lineIsBlank = true       // nothing but spaces and tabs so far on this top-level line
+        var statementStart = 0       // where the current top-level line starts
+
+        /// Line and column (in characters, as toml++ counts) of a byte offset.
+        func problem(at offset: Int, _ message: String) -> Problem {
+            var line = 1, lineStart = 0
+            for position in 0..<offset where bytes[position] == 0x0A {
+                line += 1
+                lineStart = position + 1
+            }
+            var column = 1
+            for position in lineStart..<offset where bytes[position] & 0xC0 != 0x80 { column += 1 }
+            return Problem(line: line, column: column, statementStart: statementStart, message: message)
+        }
+        /// Skips a string starting at `index` (a quote), leaving `index` after it, or at the
+        /// line break or end that cuts it off (toml++ reports that).
+        func skipString() {
+            let quote = bytes[index]
+            let escapes = quote == UInt8(ascii: "\"")
+            if index + 2 < count, bytes[index + 1] == quote, bytes[index + 2] == quote {
+                index += 3
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == quote, index + 2 < count, bytes[index + 1] == quote, bytes[index + 2] == quote {
+                        index += 3
+                        // Up to two more quotes belong to the content before the closing three.
+                        var extra = 0
+                        while extra < 2, index < count, bytes[index] == quote { index += 1; extra += 1 }
+                        return
+                    }
+                    if escapes, byte == UInt8(ascii: "\\"), index + 1 < count { index += 1 }
+                    index += 1
+                }
+                return
+            }
+            index += 1
+            while index < count {
+                let byte = bytes[index]
+                if byte == 0x0A { return }
+                index += 1
+                if byte == quote { return }
+                if escapes, byte == UInt8(ascii: "\\"), index < count, bytes[index] != 0x0A { index += 1 }
+            }
+        }
+
+        func isDigit(_ position: Int) -> Bool {
+            position < count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position])
+        }
+        /// A value that starts like a date (`YYYY-MM-DD`) and goes on like a date-time but
+        /// has no time: toml++ classifies it by the characters it holds, then asserts a
+        /// digit after the `T` (`1979-05-27T(7:00`), or one after the space and a digit
+        /// (`1979-05-27 0`). Neither is valid TOML.
+        func dateProblem(at start: Int) -> Problem? {
+            guard isDigit(start) else { return nil }
+            var end = start
+            while end < count {
+                let byte = bytes[end]
+                if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte >= 0x80
+                    || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: ",")
+                    || byte == UInt8(ascii: "#") { break }
+                end += 1
+            }
+            let message = "expected a time (HH:MM:SS) after the date"
+            if end - start >= 11, (0..<4).allSatisfy({ isDigit(start + $0) }), bytes[start + 4] == UInt8(ascii: "-"),
+               isDigit(start + 5), isDigit(start + 6), bytes[start + 7] == UInt8(ascii: "-"),
+               isDigit(start + 8), isDigit(start + 9), bytes[start + 10] | 0x20 == UInt8(ascii: "t"),
+               !isDigit(start + 11) {
+                return problem(at: start + 11, message)
+            }
+            // toml++ looks for a space and a time after any ten characters (not counting `_`)
+            // with `-` as the fifth and eighth that start with a digit, whatever the others
+            // are: checked as loosely here. A value followed by a space and a digit is never
+            // valid TOML, so this rejects nothing valid.
+            let significant = (start..<end).lazy.map { bytes[$0] }.filter { $0 != UInt8(ascii: "_") }
+            if significant.count == 10, Array(significant)[4] == UInt8(ascii: "-"), Array(significant)[7] == UInt8(ascii: "-"),
+               end < count, bytes[end] == 0x20, isDigit(end + 1), end + 2 < count, !isDigit(end + 2) {
+                return problem(at: end + 2, message)
+            }
+            return nil
+        }
+
+        /// In an array, after `[` or `,`: toml++ skips blanks, line breaks and comments, then
+        /// asserts that what comes is no value terminator, having ruled out only `,` and `]`.
+        func valueProblem(from start: Int) -> Problem? {
+            var next = start
+            while next < count {
+                switch bytes[next] {
+                case 0x20, 0x09, 0x0A: next += 1
+                case 0x0D where next + 1 < count && bytes[next + 1] == 0x0A: next += 2
+                case UInt8(ascii: "#"): while next < count, bytes[next] != 0x0A { next += 1 }
+                case UInt8(ascii: "}"): return problem(at: next, "expected a value or ']', saw '}'")
+                case 0xC2 where next + 1 < count && bytes[next + 1] == 0x85,
+                     0xE2 where next + 2 < count && bytes[next + 1] == 0x80 && (0xA8...0xA9).contains(bytes[next + 2]):
+                    return problem(at: next, "expected a value or ']', saw a Unicode line break")
+                default: return dateProblem(at: next)
+                }
+            }
+            return nil
+        }
+
+        if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x0A:
+                index += 1
+                if open.first == .header { open.removeAll() }  // a header ends with its line (or is an error)
+                if open.isEmpty {
+                    lineIsBlank = true
+                    statementStart = index
+                }
+            case UInt8(ascii: " "), UInt8(ascii: "\t"):
+                index += 1
+            case UInt8(ascii: "#"):
+                while index < count, bytes[index] != 0x0A { index += 1 }
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                lineIsBlank = false
+                skipString()
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                if byte == UInt8(ascii: "["), open.isEmpty, lineIsBlank {
+                    // A table header: what follows `[` or `[[` (after spaces) must start a key.
+                    var next = index + 1
+                    while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                    if next < count, bytes[next] == UInt8(ascii: "[") {
+                        next += 1
+                        while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                    }
+                    if next < count {
+                        let first = bytes[next]
+                        if !(isBareKey(first) || first == UInt8(ascii: "\"") || first == UInt8(ascii: "'")
+                             || first == UInt8(ascii: "]")) {
+                            return problem(at: next, "a table name starts with a letter, digit, '_', '-' or a quote "
+                                           + "(bare TOML keys are ASCII; quote any other: [\"é\"])")
+                        }
+                    }
+                    open.append(.header)
+                    lineIsBlank = false
+                    index += 1
+                    continue
+                }
+                lineIsBlank = false
+                index += 1
+                if byte == UInt8(ascii: "{") || open.last == .header {
+                    open.append(byte == UInt8(ascii: "{") ? .table : .header)
+                } else {
+                    open.append(.array)
+                    if let problem = valueProblem(from: index) { return problem }
+                }
+            case UInt8(ascii: "="):
+                lineIsBlank = false
+                index += 1
+                var next = index
+                while next < count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                if let problem = dateProblem(at: next) { return problem }
+            case UInt8(ascii: ","):
+                lineIsBlank = false
+                index += 1
+                if open.last == .array, let problem = valueProblem(from: index) { return problem }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if !open.isEmpty { open.removeLast() }
+                lineIsBlank = false
+                index += 1
+            default:
+                lineIsBlank = false
+                index += 1
+            }
+        }
+        if count < bytes.count {
+            return problem(at: count, "a NUL character: this is not a text file")
+        }
+        return nil
     }
 }

@@ -65,8 +65,8 @@ public struct MessageTemplates: Sendable {
     }
 
     private struct Compiled: Sendable {
-        let title: MustacheTemplate
-        let body: MustacheTemplate
+        let title: ChunkedTemplate
+        let body: ChunkedTemplate
         let file: String
         /// `name` and `first_name` appear only as plain `{{name}}` tags (no sections,
         /// transforms or dotted names, no set-delimiter tags): the text around them
@@ -196,7 +196,7 @@ public struct MessageTemplates: Sendable {
         return render(.reminder, locale: used, values: values, fallbackTitle: name)
     }
 
-    private static func reminderValues(kind: Kind, name: String, firstName: String, daysUntil: Int, age: Int?,
+    static func reminderValues(kind: Kind, name: String, firstName: String, daysUntil: Int, age: Int?,
                                        date: String, giftIdeas: [String] = [], notes: [String] = []) -> [String: Any] {
         var values: [String: Any] = [
             "name": name,
@@ -347,7 +347,7 @@ final class ReminderTextCache: Sendable {
     /// no `.` or transforms anywhere, no set-delimiter tags, no holes in the text.
     /// (What `MessageTemplates.checkTags` finds while it checks a reminder template.)
     static func namesArePlain(in text: String) -> Bool {
-        (try? MessageTemplates.checkTags(text, firstLine: 1, kind: .reminder, file: "")) ?? false
+        (try? MessageTemplates.checkTags(text, firstLine: 1, kind: .reminder, file: ""))?.namesArePlain ?? false
     }
 }
 
@@ -491,7 +491,7 @@ extension MessageTemplates {
                 }
                 let text: String
                 do {
-                    text = try TextFile.read(path)
+                    text = try TextFile.read(path, limit: maxFileBytes)
                 } catch {
                     throw TemplateError(file: path, line: error.line ?? 0, column: 0,
                                         message: error.line == nil ? "cannot read the file (\(error.reason))" : "the file \(error.reason)")
@@ -532,23 +532,27 @@ extension MessageTemplates {
             throw TemplateError(file: file, line: 3, column: 1, message: "the body is empty")
         }
         let title = String(titleLine)
-        let titleNamesArePlain = try checkTags(title, firstLine: 1, kind: kind, file: file)
-        let bodyNamesArePlain = try checkTags(body, firstLine: 3, kind: kind, file: file)
-        return Compiled(title: try mustache(title, firstLine: 1, file: file),
-                        body: try mustache(body, firstLine: 3, file: file),
+        let titleScan = try checkTags(title, firstLine: 1, kind: kind, file: file)
+        let bodyScan = try checkTags(body, firstLine: 3, kind: kind, file: file)
+        return Compiled(title: try ChunkedTemplate(title, scan: titleScan, firstLine: 1, file: file),
+                        body: try ChunkedTemplate(body, scan: bodyScan, firstLine: 3, file: file),
                         file: file,
-                        namesArePlain: titleNamesArePlain && bodyNamesArePlain)
+                        namesArePlain: titleScan.namesArePlain && bodyScan.namesArePlain)
     }
 
     /// Compiles as plain text (no HTML escaping); parser positions are mapped back to the file.
-    private static func mustache(_ text: String, firstLine: Int, file: String) throws(TemplateError) -> MustacheTemplate {
+    /// `firstLine` and `firstColumn` are where `text` starts in the file.
+    static func mustache(_ text: Substring, firstLine: Int, firstColumn: Int = 1,
+                         file: String) throws(TemplateError) -> MustacheTemplate {
         do {
             return try MustacheTemplate(string: textPragma + text)
         } catch let error as MustacheTemplate.ParserError {
             // The pragma adds one line in front. The parser stops inside or after the bad
             // tag; point at its start, as the other checks do.
-            throw TemplateError(file: file, line: error.context.lineNumber - 1 + firstLine - 1,
-                                column: tagStart(in: error.context.line, before: error.context.columnNumber),
+            let line = error.context.lineNumber - 1
+            let column = tagStart(in: error.context.line, before: error.context.columnNumber)
+            throw TemplateError(file: file, line: line + firstLine - 1,
+                                column: line == 1 ? column + firstColumn - 1 : column,
                                 message: describe(error.error))
         } catch {
             throw TemplateError(file: file, line: firstLine, column: 0, message: "\(error)")
@@ -585,17 +589,24 @@ extension MessageTemplates {
     /// sections (named, at their tag), unknown variables (typos render as nothing) and
     /// partials (there are none). Stops at a set-delimiter tag; the parser checks the rest.
     ///
+    /// Also bounds what swift-mustache's recursive parser and renderer are given: sections
+    /// nest at most `maxNesting` deep (about 3,000 overflowed the stack), and no set-delimiter
+    /// tags (they would hide tags from this check). It walks the text once.
+    ///
     /// Returns whether `name` and `first_name` occur only as plain variable tags, so
     /// rendered texts can be cached with holes for them (`ReminderTextCache`): no
-    /// section on them, no `.` on them, no transform or `{{.}}` anywhere, no
-    /// set-delimiter tag, and no hole character in the text.
-    static func checkTags(_ text: String, firstLine: Int, kind: Kind, file: String) throws(TemplateError) -> Bool {
+    /// section on them, no `.` on them, no transform or `{{.}}` anywhere, and no hole
+    /// character in the text; and where the text can be cut into separately compiled
+    /// pieces (`ChunkedTemplate`).
+    static func checkTags(_ text: String, firstLine: Int, kind: Kind, file: String,
+                          chunkLength: Int = ChunkedTemplate.chunkLength) throws(TemplateError) -> TagScan {
         let chars = Array(text)
         var index = 0
         var line = firstLine
         var column = 1
         var open: [(name: String, line: Int, column: Int)] = []
         var namesArePlain = !ReminderTextCache.containsHole(text)
+        var cuts = ChunkCuts(chunkLength: chunkLength)
 
         func error(_ line: Int, _ column: Int, _ message: String) -> TemplateError {
             TemplateError(file: file, line: line, column: column, message: message)
@@ -615,20 +626,25 @@ extension MessageTemplates {
 
         while index < chars.count {
             guard chars[index] == "{", index + 1 < chars.count, chars[index + 1] == "{" else {
+                cuts.text(at: index, cuttable: open.isEmpty, chars)
                 if chars[index] == "\n" { line += 1; column = 1 } else { column += 1 }
                 index += 1
                 continue
             }
+            let tagStart = index
             let tagLine = line, tagColumn = column
             let triple = index + 2 < chars.count && chars[index + 2] == "{"
             let start = index + (triple ? 3 : 2)
             let closer: [Character] = triple ? ["}", "}", "}"] : ["}", "}"]
             var end = start
-            while end + closer.count <= chars.count, Array(chars[end..<(end + closer.count)]) != closer { end += 1 }
+            func closes(at position: Int) -> Bool {
+                chars[position] == "}" && chars[position + 1] == "}" && (!triple || chars[position + 2] == "}")
+            }
+            while end + closer.count <= chars.count, !closes(at: end) { end += 1 }
             guard end + closer.count <= chars.count else {
                 throw error(tagLine, tagColumn, "tag is never closed with \(String(closer))")
             }
-            let content = String(chars[start..<end]).trimmingCharacters(in: .whitespaces)
+            let content = Self.trimmed(chars[start..<end])
             for character in chars[index..<(end + closer.count)] {
                 if character == "\n" { line += 1; column = 1 } else { column += 1 }
             }
@@ -636,8 +652,11 @@ extension MessageTemplates {
 
             let sigil: Character? = triple ? "{" : content.first
             let name = triple || sigil.map({ "#^/!>=<$%&".contains($0) }) == true
-                ? String(content.dropFirst(triple ? 0 : 1)).trimmingCharacters(in: .whitespaces)
+                ? Self.trimmed(content.dropFirst(triple ? 0 : 1))
                 : content
+            let variable = !"#^/!>=<$%".contains(sigil ?? " ")
+            cuts.tag(from: tagStart, to: index, cuttable: open.isEmpty, variable: variable, close: sigil == "/",
+                     pragma: sigil == "%", chars)
             if sigil == "!" { continue }
             if name.contains("\n") { throw error(tagLine, tagColumn, "tag is never closed with \(String(closer))") }
             if sigil != "%" {
@@ -652,13 +671,14 @@ extension MessageTemplates {
                 }
             }
             switch sigil {
-            case "=": return false
+            case "=": throw error(tagLine, tagColumn, "set-delimiter tags are not supported in message templates")
             case "%": continue
             case ">", "<": throw error(tagLine, tagColumn, "partials are not supported in message templates")
-            case "#", "^":
-                try checkVariable(name, tagLine, tagColumn)
-                open.append((name, tagLine, tagColumn))
-            case "$":
+            case "#", "^", "$":
+                if sigil != "$" { try checkVariable(name, tagLine, tagColumn) }
+                guard open.count < Self.maxNesting else {
+                    throw error(tagLine, tagColumn, "sections nested more than \(Self.maxNesting) deep")
+                }
                 open.append((name, tagLine, tagColumn))
             case "/":
                 guard let section = open.popLast() else {
@@ -676,6 +696,205 @@ extension MessageTemplates {
         if let section = open.last {
             throw error(section.line, section.column, "unclosed section \"\(section.name)\"")
         }
-        return namesArePlain
+        return TagScan(namesArePlain: namesArePlain, cuts: cuts.cuts)
+    }
+
+    /// Without leading and trailing spaces (as Foundation's `.whitespaces`: spaces and tabs),
+    /// cheaply: a template may hold 100,000 tags.
+    private static func trimmed(_ characters: some BidirectionalCollection<Character>) -> String {
+        func isSpace(_ character: Character) -> Bool { character.isWhitespace && !character.isNewline }
+        guard let first = characters.firstIndex(where: { !isSpace($0) }),
+              let last = characters.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(characters[first...last])
+    }
+
+    /// How deep sections may nest in a message template (the shipped ones use 2).
+    static let maxNesting = 32
+
+    /// The largest template file read: the body of a mail, with room to spare.
+    static let maxFileBytes = 1 << 20
+
+    /// What `checkTags` finds besides errors.
+    struct TagScan {
+        var namesArePlain: Bool
+        /// Character offsets where the text may be cut into separately compiled pieces.
+        var cuts: [Int]
+    }
+}
+
+// MARK: - Compiling in pieces
+
+extension MessageTemplates {
+    /// Whether `text` compiled whole and compiled cut where `ChunkCuts` allows (with
+    /// `chunkLength` 1: at every such place) render the same, for a few sets of values (and fail to compile alike). For tests and
+    /// the `FuzzTemplates` target; cheap only on short texts.
+    public static func piecesRenderAsWhole(_ text: String, kind: Kind, chunkLength: Int = 1) -> Bool {
+        guard let scan = try? checkTags(text, firstLine: 1, kind: kind, file: "", chunkLength: chunkLength) else { return true }
+        let whole = try? ChunkedTemplate(text, scan: TagScan(namesArePlain: false, cuts: []), firstLine: 1, file: "")
+        let cut = try? ChunkedTemplate(text, scan: scan, firstLine: 1, file: "")
+        guard let whole, let cut else { return (whole == nil) == (cut == nil) }
+        let valueSets: [[String: Any]] = switch kind {
+        case .reminder, .anniversary:
+            [0, 1, 5].map { days in
+                reminderValues(kind: kind, name: "Ann O'Brien", firstName: "Ann", daysUntil: days, age: days == 1 ? nil : 37,
+                               date: "Monday, March 15", giftIdeas: days == 0 ? [] : ["a book", "tickets"],
+                               notes: days == 5 ? ["likes tea"] : [])
+            }
+        case .ask:
+            [["first_name": "Ann", "name": "Ann <O'Brien>", "sender_name": "Sam"], ["first_name": "", "name": ""]]
+        }
+        return valueSets.allSatisfy { whole.render($0) == cut.render($0) }
+    }
+}
+
+/// A template compiled as consecutive pieces, rendered one after the other.
+///
+/// swift-mustache 2.1.1's parser is quadratic: every tag and every `{` costs a count of
+/// the characters left to the end of the text (`Parser.read(count:)` checks
+/// `distance(from: position, to: endIndex)`), so a title of `{{name}}` 100,000 times took
+/// minutes. Compiled in pieces of about `chunkLength` characters each, a template costs
+/// time linear in its length. The pieces are cut only where that renders exactly what
+/// the whole would (`ChunkCuts`): between top-level items, never inside a section, and
+/// never where a piece's end or start would change which tags stand alone on their line.
+/// What cannot be cut — a section — is bounded by `parseBudget`.
+struct ChunkedTemplate: Sendable {
+    /// Characters per piece, about: short enough that the parser's count stays cheap; a
+    /// piece costs little more than its tags (measured, release: a title of 100,000 tags
+    /// loads in 0.6 s and renders in 0.17 s; 256 was slower).
+    static let chunkLength = 64
+
+    let pieces: [MustacheTemplate]
+
+    /// What the parser may spend on one template: the sum over its pieces of `{` count
+    /// times length (characters), a bound on the characters it counts. A piece that cannot
+    /// be cut — a section, or a line of tags that could each stand alone — costs the square
+    /// of its tags; a template over this is an error, not a hang. A title of 100,000 tags
+    /// in pieces costs about 15 million; the shipped templates less than 100,000.
+    static let parseBudget = 256_000_000
+
+    init(_ text: String, scan: MessageTemplates.TagScan, firstLine: Int, file: String) throws(TemplateError) {
+        var pieces: [MustacheTemplate] = []
+        var start = text.startIndex
+        var offset = 0
+        var line = firstLine
+        var column = 1
+        var spent = 0
+        for cut in scan.cuts + [text.count] where cut > offset {
+            let end = text.index(start, offsetBy: cut - offset)
+            let piece = text[start..<end]
+            spent += piece.reduce(0) { $1 == "{" ? $0 + 1 : $0 } * (cut - offset)
+            guard spent <= Self.parseBudget else {
+                throw TemplateError(file: file, line: line, column: column, message: "too many tags in one section "
+                                    + "(or in a line of comments and sections) from here: keep sections short")
+            }
+            pieces.append(try MessageTemplates.mustache(piece, firstLine: line, firstColumn: column, file: file))
+            for character in piece {
+                if character == "\n" { line += 1; column = 1 } else { column += 1 }
+            }
+            start = end
+            offset = cut
+        }
+        self.pieces = pieces
+    }
+
+    func render(_ values: Any) -> String {
+        guard pieces.count > 1 else { return pieces.first?.render(values) ?? "" }
+        var out = ""
+        for piece in pieces { out += piece.render(values) }
+        return out
+    }
+}
+
+/// Chooses where a template may be cut into pieces that render, one after the other,
+/// exactly what the whole renders. Fed every top-level character and tag in order.
+///
+/// The parser marks a section, comment or pragma tag "standalone" when it is alone on its
+/// line (only spaces and tabs around it): then the line's indentation and line break are
+/// not output. A piece starts as if at the start of a line and its end looks like the end
+/// of a line, so a cut is allowed only:
+/// - right after a line break (`\n`), unless a section's closing tag ends that line, or
+/// - inside a line that already has something other than spaces and tabs before the cut,
+///   where the item just before the cut is text, a variable, or a tag that was not first
+///   on its line, and the item just after it is text other than a space or a tab, a
+///   variable, or a tag followed by more on its line (none of these can stand alone),
+///   and the cut does not separate a `{` from what follows it; not after a closing tag
+///   on the same line until text or a variable follows it (the parser then resumes as
+///   after the section's opening tag, which may have stood alone: at a line's start).
+///
+/// The differential check in `scripts/fuzz.sh templates` renders every template cut at
+/// every allowed place against the uncut template.
+struct ChunkCuts {
+    let chunkLength: Int
+    private(set) var cuts: [Int] = []
+    private var lastCut = 0
+    /// Something other than spaces and tabs since the last line break.
+    private var lineHasContent = false
+    /// Whether the item ending at the current position may end a piece.
+    private var previousEndsPiece = true
+    /// After a pragma tag (`{{% …}}`) the pieces would lose its setting: no more cuts.
+    private var stopped = false
+    /// The last thing other than spaces and tabs on this line closes a section; and so
+    /// for the line that just ended. (A standalone `{{/x}}` takes its line break along,
+    /// but the parser then carries on as if after `{{#x}}`: at the start of a line only
+    /// when that tag stood alone too. A piece would always start at the start of a line.)
+    private var lastIsClose = false
+    private var previousLineEndedWithClose = false
+    /// Since a closing tag on this line, no text or variable yet: the parser may be "at the
+    /// start of a line" (as after its opening tag), where trailing spaces at a piece's end
+    /// would be dropped and a tag ending a piece would stand alone.
+    private var startOfLineAfterClose = false
+
+    init(chunkLength: Int) {
+        self.chunkLength = chunkLength
+    }
+
+    private static func isBlank(_ character: Character) -> Bool { character == " " || character == "\t" }
+
+    /// A character of text at `index`; `cuttable` when at the top level (not in a section).
+    mutating func text(at index: Int, cuttable: Bool, _ chars: [Character]) {
+        let character = chars[index]
+        if cuttable, index - lastCut >= chunkLength, !stopped, index > 0 {
+            if chars[index - 1] == "\n" {
+                if !previousLineEndedWithClose { cut(at: index) }
+            } else if lineHasContent, previousEndsPiece, !startOfLineAfterClose, !Self.isBlank(character),
+                      !character.isNewline, chars[index - 1] != "{" {
+                cut(at: index)
+            }
+        }
+        if character.isNewline {
+            lineHasContent = false
+            previousLineEndedWithClose = lastIsClose
+            lastIsClose = false
+            startOfLineAfterClose = false
+        } else if !Self.isBlank(character) {
+            lineHasContent = true
+            lastIsClose = false
+            startOfLineAfterClose = false
+        }
+        previousEndsPiece = true
+    }
+
+    /// A tag at `start..<end`; `cuttable` when at the top level (not in a section).
+    mutating func tag(from start: Int, to end: Int, cuttable: Bool, variable: Bool, close: Bool, pragma: Bool,
+                      _ chars: [Character]) {
+        if pragma { stopped = true }
+        if cuttable, !close, start - lastCut >= chunkLength, !stopped, start > 0 {
+            let followed = end < chars.count && !Self.isBlank(chars[end]) && !chars[end].isNewline
+            if chars[start - 1] == "\n" {
+                if !previousLineEndedWithClose { cut(at: start) }
+            } else if lineHasContent, previousEndsPiece, !startOfLineAfterClose, variable || followed {
+                cut(at: start)
+            }
+        }
+        previousEndsPiece = variable || lineHasContent
+        lineHasContent = true
+        lastIsClose = close
+        if close { startOfLineAfterClose = true } else if variable { startOfLineAfterClose = false }
+        // A tag spanning lines (a comment) ends on a line that has it as content.
+    }
+
+    private mutating func cut(at index: Int) {
+        cuts.append(index)
+        lastCut = index
     }
 }

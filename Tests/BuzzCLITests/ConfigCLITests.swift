@@ -46,6 +46,11 @@ import Testing
              mentions: ["config.toml:4:", "channels.mail.security", "loopback", "mail.example.org"]),
         Case(label: "route to a missing channel", toml: "[reminders]\nchannels = [\"pager\"]\n",
              mentions: ["reminders.channels", "pager"]),
+        // toml++ (inside TOMLKit) asserted on these and the process died with SIGABRT (issue 10).
+        Case(label: "table header [é]", toml: "[general]\ntimezone = \"UTC\"\n\n[é]\n", mentions: ["config.toml:4:2:", "quote"]),
+        Case(label: "table header [[über]]", toml: "[[über]]\n", mentions: ["config.toml:1:3:"]),
+        Case(label: "table header cut off by a comment", toml: "[ # x\n", mentions: ["config.toml:1:3:"]),
+        Case(label: "a NUL character", toml: "[general]\n\u{0}timezone = \"UTC\"\n", mentions: ["config.toml:2:1:", "NUL"]),
     ]
 
     @Test(arguments: cases)

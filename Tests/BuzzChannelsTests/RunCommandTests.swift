@@ -207,6 +207,28 @@ struct RunCommandTests {
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
     }
 
+    /// A SIGHUP that loaded a template nested ~3,000 deep killed the daemon (stack
+    /// overflow): now the reload fails in one line and the old templates stay.
+    @Test func aReloadWithATemplateNestedTooDeepKeepsTheOldOnes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")
+        chmod(sandbox.configPath, 0o600)
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+
+        let body = String(repeating: "{{#today}}", count: 3_000) + "x" + String(repeating: "{{/today}}", count: 3_000)
+        let template = try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache", "Hi {{name}}\n\n\(body)\n")
+        #expect(kill(daemon.pid, SIGHUP) == 0)
+        try await daemon.waitForLog("reload failed")
+        let failures = daemon.log.split(separator: "\n").filter { $0.contains("reload failed") }
+        #expect(failures.count == 1 && failures[0].contains("\(template):3:321: sections nested more than 32 deep"),
+                "\(daemon.log)")
+        #expect(daemon.isRunning)
+
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+
     @Test func aSecondRunOnTheSameDataDirIsRefused() async throws {
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")

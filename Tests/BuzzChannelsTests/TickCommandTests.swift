@@ -233,6 +233,19 @@ struct TickCommandTests {
         #expect(sent.status == 2 && sent.stderr.contains("nothing failed to retry (hook sent)"), "\(sent)")
     }
 
+    /// ~3,000 nested sections segfaulted tick (stack overflow in swift-mustache's parser).
+    @Test func aTemplateNestedTooDeepStopsTickWithItsPlace() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink: base)
+        let body = String(repeating: "{{#today}}", count: 3_000) + "x" + String(repeating: "{{/today}}", count: 3_000)
+        let template = try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache", "Hi {{name}}\n\n\(body)\n")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 2, "\(tick)")
+        #expect(tick.stderrLines == ["buzz: \(template):3:321: sections nested more than 32 deep"], "\(tick)")
+        #expect(try await sink.requests().isEmpty)
+    }
+
     @Test func aBrokenTemplateStopsTickBeforeAnythingIsSent() async throws {
         let sink = HTTPSink()
         let base = try await sink.start()

@@ -1,0 +1,24 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// libFuzzer targets for BirthdayBuzz's parsers (issue 10). A package of its own, so
+// that `swift build` and `swift test` at the top never see them: they only build with
+// `-sanitize=fuzzer`, through `scripts/fuzz.sh TARGET SECONDS`.
+let fuzzTargets = ["FuzzVCard", "FuzzCSV", "FuzzConfig", "FuzzTemplates"]
+
+let package = Package(
+    name: "BirthdayBuzzFuzz",
+    platforms: [.macOS(.v15)],
+    products: fuzzTargets.map { .executable(name: $0, targets: [$0]) },
+    dependencies: [.package(name: "BirthdayBuzz", path: "..")],
+    targets: [
+        // LLVMFuzzerRunDriver and the glue every target shares.
+        .target(name: "FuzzSupport"),
+    ] + fuzzTargets.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: ["FuzzSupport", .product(name: "BirthdayBuzz", package: "BirthdayBuzz")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        )
+    }
+)
