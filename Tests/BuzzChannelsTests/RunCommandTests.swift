@@ -229,6 +229,56 @@ struct RunCommandTests {
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
     }
 
+    /// SIGTERM in the middle of a pass whose every message renders a title of
+    /// 100,000 tags: the send in flight finishes and the daemon exits within a
+    /// couple of seconds (it ignored SIGTERM for minutes while rendering in
+    /// quadratic time); nothing is left `sending`.
+    @Test func sigtermStopsAPassOfHeavyMessagesPromptly() async throws {
+        // Reminders at the previous minute, on today's UTC day: due as the daemon starts.
+        var now = Date().timeIntervalSince1970
+        let secondOfDay = now.truncatingRemainder(dividingBy: 86_400)
+        if secondOfDay < 120 {
+            try await Task.sleep(for: .seconds(121 - secondOfDay))
+            now = Date().timeIntervalSince1970
+        }
+        let minute = Date(timeIntervalSince1970: (now / 60).rounded(.down) * 60 - 60)
+        let time = Calendar.utc.dateComponents([.hour, .minute], from: minute)
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            offsets = [0]
+            time = "\(String(format: "%02d:%02d", time.hour ?? 0, time.minute ?? 0))"
+            channels = ["console"]
+            """)
+        chmod(sandbox.configPath, 0o600)
+        _ = try sandbox.write("config/birthdaybuzz/templates/en/reminder.mustache",
+                              String(repeating: "{{name}}", count: 100_000) + "\n\nToday.\n")
+        let today = Calendar.utc.dateComponents([.month, .day], from: minute)
+        let cards = (0..<40).map { index in
+            VCard.card(uid: "heavy-\(index)", name: "Person \(index)",
+                       bday: String(format: "1990-%02d-%02d", today.month ?? 1, today.day ?? 1))
+        }.joined()
+        let file = try sandbox.write("contacts.vcf", cards)
+        // Imported (and included) before that minute.
+        let before = ISO8601DateFormatter().string(from: minute.addingTimeInterval(-60))
+        #expect(try await sandbox.run(["import", file, "--now", before]).status == 0)
+
+        let daemon = try DaemonProcess(sandbox, environment: ["BUZZ_LOG_LEVEL": "info"])
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("sent heavy-")
+        let signalled = ContinuousClock.now
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log.suffix(2_000))")
+        let took = ContinuousClock.now - signalled
+        #expect(took < .seconds(3), "stopped \(took) after SIGTERM")
+        // Nothing is left half-done: each row went out or waits, none is `sending`.
+        let outbox = try await sandbox.run(["outbox", "--json"])
+        #expect(outbox.status == 0 && !outbox.stdout.contains("\"status\":\"sending\""), "\(outbox.stdout.prefix(500))")
+    }
+
     @Test func aSecondRunOnTheSameDataDirIsRefused() async throws {
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n")
