@@ -98,14 +98,16 @@ struct WishFlow {
         }
         let occurrence = Self.occurrence(of: birthday, today: context.today, feb29: context.config.reminders.feb29)
         let eventID = Self.eventID(contactID: contact.id, occurrence: occurrence.date)
-        if !ask.force, !ask.dryRun {
+        var already: String?
+        if !ask.force {
             let earlier = try runtime { try ask.store.history(for: contact.id) }
                 .first { $0.eventID == eventID && $0.state == .sent }
             if let earlier {
                 let when = earlier.sentAt.map { " on " + context.clock.localDate(at: $0).description } ?? ""
-                throw CLIError.request("\(contact.name) was wished\(when) by \(earlier.channel) for the birthday of \(occurrence.date); again needs --force")
+                already = "\(contact.name) was wished\(when) by \(earlier.channel) for the birthday of \(occurrence.date); again needs --force"
             }
         }
+        if let already, !ask.dryRun { throw CLIError.request(already) }
         let route = try ask.chooseRoute(for: contact, doing: "wish", offerRoutes: offerRoutes)
         let text = ask.templates.renderWish(firstName: contact.card.firstName, name: contact.name, age: occurrence.age,
                                             senderName: context.config.ask.senderName,
@@ -115,6 +117,7 @@ struct WishFlow {
             let when = days == 0 ? "today" : days < 0 ? "\(-days) day\(days == -1 ? "" : "s") ago" : "in \(days) day\(days == 1 ? "" : "s")"
             print("\(contact.name): birthday \(occurrence.date) (\(when))" + (occurrence.age.map { ", turning \($0)" } ?? ""))
             ask.show(route: route, text: text, contact: contact)
+            if let already { print("  (\(already))") }
             return
         }
         try await ask.deliver(route: route, text: text, contact: contact, eventID: eventID, kind: .wish)

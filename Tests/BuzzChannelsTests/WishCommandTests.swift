@@ -36,6 +36,8 @@ import Testing
         // The same birthday again needs --force, also the next day.
         let again = try await sandbox.run(["wish", "Ana", "--now", "2027-03-16T08:00"])
         #expect(again.status == 2 && again.stderrLines.count == 1 && again.stderr.contains("--force"), "\(again)")
+        let dryAgain = try await sandbox.run(["wish", "Ana", "--dry-run", "--now", now])
+        #expect(dryAgain.status == 0 && dryAgain.stdout.contains("was wished on 2027-03-15 by mail"), "\(dryAgain)")
         #expect(try sink.messages().count == 1)
         let forced = try await sandbox.run(["wish", "Ana", "--force", "--now", now])
         #expect(forced.status == 0, "\(forced)")
