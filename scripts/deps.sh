@@ -9,7 +9,9 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 packages=(libsqlite3-dev libcurl4-openssl-dev libdbus-1-dev pkg-config)
 if [ "$mode" = test ]; then
   # python3-radicale: the CardDAV server BuzzCardDAVTests start (Radicale 3.1 on Debian 12).
-  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl python3-radicale)
+  # python3-icalendar, python3-recurring-ical-events: read back `buzz export ics` (ExportCLITests);
+  # desktop-file-utils, man-db: check what scripts/install.sh installs (InstallScriptTests).
+  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db)
 fi
 missing=()
 for p in "${packages[@]}"; do

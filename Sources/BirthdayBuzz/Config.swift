@@ -60,6 +60,12 @@ public struct BuzzConfig: Sendable {
         public var senderName: String?
     }
 
+    /// `[export]`: files `run` rewrites after changes (DESIGN §6a).
+    public struct Export: Sendable {
+        /// `ics = "PATH"`: the iCalendar file of birthdays, as given (`~/` allowed).
+        public var ics: String?
+    }
+
     public var general: General
     public var contacts = Contacts()
     public var reminders = Reminders()
@@ -68,6 +74,7 @@ public struct BuzzConfig: Sendable {
     public var groups: [Group] = []
     public var delivery = Delivery()
     public var ask = Ask()
+    public var export = Export()
     /// Sorted by name.
     public var channels: [ChannelConfig] = []
     /// `[sources.NAME]`, sorted by name (DESIGN §3a).

@@ -145,6 +145,14 @@ extension BuzzConfig {
             try delivery.finish()
         }
 
+        if let export = try root.table("export") {
+            if let ics = try export.string("ics") {
+                guard !ics.isEmpty else { throw export.problem("ics", "is empty: name a file (e.g. \"~/.local/share/birthdaybuzz/birthdays.ics\")") }
+                self.export.ics = ics
+            }
+            try export.finish()
+        }
+
         if let ask = try root.table("ask") {
             if let order = try ask.stringArray("order") {
                 var routes: [AskRoute] = []

@@ -109,6 +109,12 @@ cooldown_days = 30
 # Your name as it appears in ask messages.
 # sender_name = "Alex"
 
+[export]
+# An iCalendar file of the buzzed contacts' birthdays that `buzz run` rewrites
+# after each change, for a calendar app to subscribe to (`buzz export ics`
+# writes one by hand). No file unless set.
+# ics = "~/.local/share/birthdaybuzz/birthdays.ics"
+
 # ---------------------------------------------------------------------------
 # Channels. Every channel has a type and an optional timeout (default "10s").
 # Secrets are never written here: passwords and tokens come from the

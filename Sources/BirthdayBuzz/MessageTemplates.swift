@@ -51,6 +51,9 @@ public struct MessageTemplates: Sendable {
         /// To a contact, asking for their birthday. Variables: `first_name`, `name`,
         /// `sender_name` (absent when not configured).
         case ask
+        /// To a contact on their birthday (DESIGN §6a). Variables: `first_name`,
+        /// `name`, `age` and `has_age` (absent when the year is unknown), `sender_name`.
+        case wish
 
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
@@ -60,6 +63,7 @@ public struct MessageTemplates: Sendable {
             case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
                                 "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes"]
             case .ask: ["first_name", "name", "sender_name"]
+            case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
             }
         }
     }
@@ -100,7 +104,7 @@ public struct MessageTemplates: Sendable {
             guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
                   let kind = Kind(rawValue: String(parts[1])) else {
                 throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask)")
+                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish)")
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
@@ -232,6 +236,21 @@ public struct MessageTemplates: Sendable {
         ]
         if let sender = senderName.flatMap(Self.nonBlank) { values["sender_name"] = sender }
         return render(.ask, locale: used, values: values, fallbackTitle: name)
+    }
+
+    /// Renders a birthday wish to a contact, in the first of `locales` that has a
+    /// template (as `renderAsk`); `age` is the age turned, when known.
+    public func renderWish(firstName: String, name: String, age: Int?, senderName: String?,
+                           locales: [String]) -> (title: String, body: String, locale: String) {
+        let used = resolvedLocale(kind: .wish, preferred: locales)
+        var values: [String: Any] = [
+            "first_name": Self.nonBlank(firstName) ?? name,
+            "name": Self.nonBlank(name) ?? firstName,
+            "has_age": age != nil,
+        ]
+        if let age { values["age"] = age }
+        if let sender = senderName.flatMap(Self.nonBlank) { values["sender_name"] = sender }
+        return render(.wish, locale: used, values: values, fallbackTitle: name)
     }
 
     private func render(_ kind: Kind, locale: String, values: [String: Any],
@@ -487,7 +506,7 @@ extension MessageTemplates {
                 let path = folder + "/" + name
                 guard let kind = Kind(rawValue: String(name.dropLast(".mustache".count))) else {
                     throw TemplateError(file: path, line: 0, column: 0,
-                                        message: "unknown template; expected reminder.mustache, anniversary.mustache or ask.mustache")
+                                        message: "unknown template; expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
                 }
                 let text: String
                 do {

@@ -6,6 +6,8 @@ public struct Message: Sendable, Hashable {
         /// A reminder of a contact's anniversary (DESIGN §3b).
         case anniversary = "anniversary.reminder"
         case ask = "birthday.ask"
+        /// A birthday greeting to the contact (DESIGN §6a).
+        case wish = "birthday.wish"
         case message
     }
 

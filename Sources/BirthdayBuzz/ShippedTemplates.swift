@@ -58,6 +58,16 @@ Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/today}}
 
 """#,
+        "de/wish": #"""
+Alles Gute zum Geburtstag!
+
+Alles Liebe zum Geburtstag, {{first_name}}!{{#has_age}} {{age}} steht dir gut.{{/has_age}} Ich wünsche dir einen wunderbaren Tag und ein richtig schönes neues Lebensjahr.
+{{#sender_name}}
+
+{{sender_name}}
+{{/sender_name}}
+
+"""#,
         "en/anniversary": #"""
 {{#today}}It's {{name}}'s anniversary today{{/today}}{{#tomorrow}}{{name}}'s anniversary is tomorrow{{/tomorrow}}{{#later}}{{name}}'s anniversary is in {{days_until}} days{{/later}}
 
@@ -111,6 +121,16 @@ Plenty of time to think of something nice.
 Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+
+"""#,
+        "en/wish": #"""
+Happy birthday!
+
+Happy birthday, {{first_name}}!{{#has_age}} {{age}} looks good on you.{{/has_age}} I hope your day is full of good things and the year ahead even more so.
+{{#sender_name}}
+
+{{sender_name}}
+{{/sender_name}}
 
 """#,
         "es/anniversary": #"""
@@ -168,6 +188,16 @@ Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/today}}
 
 """#,
+        "es/wish": #"""
+¡Feliz cumpleaños!
+
+¡Feliz cumpleaños, {{first_name}}!{{#has_age}} {{age}} años te sientan de maravilla.{{/has_age}} Que pases un día precioso y que este nuevo año te traiga muchas cosas buenas.
+{{#sender_name}}
+
+{{sender_name}}
+{{/sender_name}}
+
+"""#,
         "fr/anniversary": #"""
 {{#today}}{{name}} fête son anniversaire de mariage aujourd'hui{{/today}}{{#tomorrow}}{{name}} fête son anniversaire de mariage demain{{/tomorrow}}{{#later}}{{name}} fête son anniversaire de mariage dans {{days_until}} jours{{/later}}
 
@@ -221,6 +251,16 @@ Tu as tout le temps de penser à une jolie attention.
 Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+
+"""#,
+        "fr/wish": #"""
+Joyeux anniversaire !
+
+Joyeux anniversaire, {{first_name}} !{{#has_age}} {{age}} ans, ça te va très bien.{{/has_age}} Je te souhaite une merveilleuse journée et une très belle année à venir.
+{{#sender_name}}
+
+{{sender_name}}
+{{/sender_name}}
 
 """#,
     ]

@@ -115,6 +115,7 @@ public struct DBusChannel: NotificationChannel {
     static func category(of kind: Message.Kind) -> String {
         switch kind {
         case .ask: return "x-birthdaybuzz.ask"
+        case .wish: return "x-birthdaybuzz.wish"
         case .reminder, .anniversary, .message: return "x-birthdaybuzz.reminder"
         }
     }

@@ -211,7 +211,7 @@ extension BuzzDatabase {
                 FROM delivery WHERE contact_id = ? ORDER BY fire_at DESC, event_id, channel
                 """, arguments: [id]).map { row in
                 let kind: String = row[3]
-                return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: kind == "ask" ? .ask : .reminder,
+                return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: ledgerKind(kind, eventID: row[0]),
                                  state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
                                  lastError: row[7], nextAttemptAt: row[8], sentAt: row[9])
             }

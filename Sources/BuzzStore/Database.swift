@@ -239,6 +239,7 @@ public final class BuzzDatabase: Sendable {
                 """)
         }
         registerOccasions(&migrator)
+        registerStatusIndex(&migrator)
         return migrator
     }
 

@@ -12,7 +12,10 @@ public final class SQLiteLedger: DeliveryLedger {
         self.database = database
     }
 
-    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "reminder", .ask: "ask", .message: "reminder"]
+    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "reminder", .ask: "ask", .message: "reminder",
+                                                               // A wish is a message to the contact, as an ask is; its
+                                                               // event id (`…/wish/…`) tells them apart (ledgerKind).
+                                                               .wish: "ask"]
 
     public func row(eventID: String, channel: String) throws -> LedgerRow? {
         try database.writeWithoutTransaction { db in
@@ -183,13 +186,31 @@ public final class SQLiteLedger: DeliveryLedger {
 
     private static func decode(_ row: Row) -> LedgerRow {
         let kind: String = row[3]
-        return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: kind == "ask" ? .ask : .reminder,
+        return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: ledgerKind(kind, eventID: row[0]),
                          state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
                          lastError: row[7], nextAttemptAt: row[8], sentAt: row[9])
     }
 }
 
+/// The kind of a stored row: the `kind` column says reminder or a message to the
+/// contact ("ask"); of those, a wish's event id is `<contact>/wish/<date>`.
+func ledgerKind(_ column: String, eventID: String) -> Message.Kind {
+    guard column == "ask" else { return .reminder }
+    return eventID.contains("/wish/") ? .wish : .ask
+}
+
 extension BuzzDatabase {
+    /// The contacts wished (a sent `…/wish/…` row) between `start` and `end`
+    /// (seconds since 1970): who `list` marks as wished today.
+    public func wishedContacts(sentFrom start: Int64, to end: Int64) throws -> Set<String> {
+        try read { db in
+            Set(try String.fetchAll(db, sql: """
+                SELECT DISTINCT contact_id FROM delivery
+                WHERE kind = 'ask' AND state = 'sent' AND sent_at >= ? AND sent_at < ? AND event_id LIKE '%/wish/%'
+                """, arguments: [start, end]))
+        }
+    }
+
     func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try queue.writeWithoutTransaction(body)

@@ -136,11 +136,42 @@ struct AskFlow {
         if let cooling = cooldown(contact) {
             throw CLIError.request("\(cooling); asking again before then needs --force")
         }
+        let route = try chooseRoute(for: contact, doing: "ask")
+        let text = templates.renderAsk(firstName: contact.card.firstName, name: contact.name,
+                                       senderName: context.config.ask.senderName,
+                                       locales: [contact.card.language, context.config.general.locale].compactMap { $0 })
+        let how = Self.how(route)
+        if dryRun {
+            show(route: route, text: text, contact: contact)
+            return
+        }
+        let count = try runtime { try store.askCount(for: contact.id) }
+        let eventID = PlannedEvent.encodeContactID(contact.id) + "/ask/\(count + 1)"
+        try await deliver(route: route, text: text, contact: contact, eventID: eventID, kind: .ask)
+        try runtime { try store.recordAsk(contactID: contact.id, date: context.today, route: how, now: context.now) }
+    }
+
+    /// "sms", "email", "share", or "email (compose)" for a mail opened in the mail client.
+    static func how(_ route: AskPlan.Route) -> String {
+        route.kind == .email && route.channel == nil ? "email (compose)" : route.kind.rawValue
+    }
+
+    /// The first route of `ask.order` (or `--via`) the contact can take, with the
+    /// address picked on a TTY when there are several (DESIGN §6); shared by
+    /// `ask` and `wish`.
+    /// With `offerRoutes`, on a TTY and without `--via`, a contact who can be
+    /// reached more than one way is asked which (phone or email, as `triage` asks).
+    func chooseRoute(for contact: Contact, doing verb: String, offerRoutes: Bool = false) throws -> AskPlan.Route {
         let plan = AskPlan(card: contact.card, config: context.config, only: via)
-        let routes = plan.routes
+        var routes = plan.routes
+        if offerRoutes, via == nil, routes.count > 1, !dryRun, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
+            let labels = routes.map { "\(Self.how($0))" + ($0.kind == .share ? "" : $0.address.map { " to \($0)" } ?? "") }
+            let choice = pickIndex(labels, prompt: "How to reach \(contact.name)?")
+            routes = [routes[choice]]
+        }
         guard var route = routes.first else {
             let reasons = plan.passedOver.map { "\($0.route.rawValue): \($0.reason)" }.joined(separator: "; ")
-            throw CLIError.request("\(contact.name): no way to ask\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
+            throw CLIError.request("\(contact.name): no way to \(verb)\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
         }
         if route.candidates.count > 1, route.kind != .share {
             if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1, !dryRun {
@@ -149,17 +180,20 @@ struct AskFlow {
                 print("\(contact.name): \(route.candidates.count) \(route.kind == .sms ? "numbers" : "addresses"); using \(route.address ?? "") (\(route.kind == .sms ? "cell first, then preferred" : "preferred first"))")
             }
         }
-        let text = templates.renderAsk(firstName: contact.card.firstName, name: contact.name,
-                                       senderName: context.config.ask.senderName,
-                                       locales: [contact.card.language, context.config.general.locale].compactMap { $0 })
-        let how = route.kind == .email && route.channel == nil ? "email (compose)" : route.kind.rawValue
-        if dryRun {
-            print("\(contact.name): by \(how)" + (route.address.map { " to \($0)" } ?? "") + (route.channel.map { " via channel \($0)" } ?? "")
-                  + " [\(text.locale)]")
-            print("  " + text.title)
-            print(text.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
-            return
-        }
+        return route
+    }
+
+    /// `--dry-run`: the route, the address, the channel, the locale and the text.
+    func show(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact) {
+        print("\(contact.name): by \(Self.how(route))" + (route.address.map { " to \($0)" } ?? "")
+              + (route.channel.map { " via channel \($0)" } ?? "") + " [\(text.locale)]")
+        print("  " + text.title)
+        print(text.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+    }
+
+    /// Shares, opens the mail client, or sends through the route's channel.
+    func deliver(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact,
+                 eventID: String, kind: Message.Kind) async throws {
         switch route.kind {
         case .share:
             share(text: text, address: route.address, contact: contact)
@@ -170,24 +204,23 @@ struct AskFlow {
             try compose(link)
             print("\(contact.name): opened your mail client for \(address)")
         case .sms, .email:
-            try await send(route: route, text: text, contact: contact)
+            try await send(route: route, text: text, contact: contact, eventID: eventID, kind: kind)
         }
-        try runtime { try store.recordAsk(contactID: contact.id, date: context.today, route: how, now: context.now) }
     }
 
-    /// Sends through the route's channel, through the ledger: `<contact>/ask/<n>`, written before and after.
-    private func send(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact) async throws {
+    /// Sends through the route's channel, through the ledger (`<contact>/ask/<n>`,
+    /// `<contact>/wish/<date>`), written before and after.
+    private func send(route: AskPlan.Route, text: (title: String, body: String, locale: String), contact: Contact,
+                      eventID: String, kind: Message.Kind) async throws {
         guard let channelName = route.channel, let address = route.address,
               let config = context.config.resolvedChannel(named: channelName) else {
             throw CLIError.request("\(contact.name): channel \(route.channel ?? "?") is not configured")
         }
         let ledger = SQLiteLedger(store)
-        let count = try runtime { try store.askCount(for: contact.id) }
-        let eventID = PlannedEvent.encodeContactID(contact.id) + "/ask/\(count + 1)"
-        var row = LedgerRow(eventID: eventID, channel: channelName, contactID: contact.id, kind: .ask, state: .sending,
+        var row = LedgerRow(eventID: eventID, channel: channelName, contactID: contact.id, kind: kind, state: .sending,
                             fireAt: context.now, attempts: 1)
         try runtime { try ledger.save(row, now: context.now) }
-        let message = Message(kind: .ask, id: eventID, title: text.title, body: text.body,
+        let message = Message(kind: kind, id: eventID, title: text.title, body: text.body,
                               contact: .init(id: contact.id, name: contact.name), locale: text.locale,
                               recipient: route.kind == .sms ? .phone(address) : .email(address))
         var failure: DeliveryError?
@@ -203,24 +236,29 @@ struct AskFlow {
             row.state = .failed
             row.lastError = wiring.scrubber.scrub(failure.message, channel: config.name)
             try runtime { try ledger.save(row, now: context.now) }
-            throw CLIError.runtime("\(contact.name): ask not sent: \(row.lastError ?? "")")
+            throw CLIError.runtime("\(contact.name): \(kind == .wish ? "wish" : "ask") not sent: \(row.lastError ?? "")")
         }
         row.state = .sent
         row.sentAt = context.now
         try runtime { try ledger.save(row, now: context.now) }
-        print("\(contact.name): asked by \(route.kind.rawValue) at \(address)")
+        print("\(contact.name): \(kind == .wish ? "wished" : "asked") by \(route.kind.rawValue) at \(address)")
     }
 
     private func pick(_ candidates: [String], for name: String) -> String {
-        print("\(name) has several:")
-        for (index, candidate) in candidates.enumerated() { print("  \(index + 1)) \(candidate)") }
+        candidates[pickIndex(candidates, prompt: "\(name) has several:")]
+    }
+
+    /// A numbered list on the terminal; the first entry unless another number is typed.
+    private func pickIndex(_ labels: [String], prompt: String) -> Int {
+        print(prompt)
+        for (index, label) in labels.enumerated() { print("  \(index + 1)) \(label)") }
         print("which one? [1] ", terminator: "")
         fflush(nil)
         if let line = readLine(), let choice = Int(line.trimmingCharacters(in: .whitespaces)),
-           candidates.indices.contains(choice - 1) {
-            return candidates[choice - 1]
+           labels.indices.contains(choice - 1) {
+            return choice - 1
         }
-        return candidates[0]
+        return 0
     }
 
     /// Prints the text and its link, and copies it to the clipboard when a tool is there.

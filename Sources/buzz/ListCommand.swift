@@ -41,14 +41,20 @@ struct ListCommand: ParsableCommand {
                     < ($1.contact.name.lowercased(), $1.contact.id, $1.occasion == .birthday ? 0 : 1)
             }
         }
+        // Who was wished today (DESIGN §6a): a sent wish between local midnights.
+        let today = context.today
+        let wished = try runtime {
+            try store.wishedContacts(sentFrom: context.clock.instant(of: today, secondsAfterMidnight: 0),
+                                     to: context.clock.instant(of: today.adding(days: 1), secondsAfterMidnight: 0))
+        }
         if json {
-            print(JSONObject.array(entries.map(jsonRow)))
+            print(JSONObject.array(entries.map { jsonRow($0, wished: wished) }))
             return
         }
-        printTable(entries)
+        printTable(entries, wished: wished)
     }
 
-    private func jsonRow(_ entry: ListEntry) -> String {
+    private func jsonRow(_ entry: ListEntry, wished: Set<String>) -> String {
         var row = JSONObject()
         row.add("contact_id", entry.contact.id)
         row.add("name", entry.contact.name)
@@ -66,6 +72,7 @@ struct ListCommand: ParsableCommand {
         // The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
         // when no birthday counts. null otherwise.
         row.add("birthday_note", entry.occasion == .birthday ? Self.birthdayNote(entry.contact) : nil)
+        row.add("wished_today", entry.occasion == .birthday ? wished.contains(entry.contact.id) : nil)
         if missing {
             row.add("last_request_date", entry.contact.lastRequestDate)
             row.add("request_channel", entry.contact.requestChannel)
@@ -73,7 +80,7 @@ struct ListCommand: ParsableCommand {
         return row.json
     }
 
-    private func printTable(_ entries: [ListEntry]) {
+    private func printTable(_ entries: [ListEntry], wished: Set<String>) {
         if entries.isEmpty {
             print(missing ? "Everyone has a birthday on file." : "No contacts to show. Import some: buzz import contacts.vcf")
             return
@@ -85,7 +92,7 @@ struct ListCommand: ParsableCommand {
                 section = entry.section
                 print(entry.section.title)
             }
-            print("  " + line(entry))
+            print("  " + line(entry) + (entry.occasion == .birthday && wished.contains(entry.contact.id) ? "  (wished today)" : ""))
         }
         if entries.contains(where: { $0.next == nil && $0.contact.lastRequestDate == nil && $0.contact.decision != .skip }) {
             print("\nAsk them for their birthday: buzz ask NAME (or buzz ask --missing); enter replies with buzz set-birthday.")

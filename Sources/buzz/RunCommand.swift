@@ -188,6 +188,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     private func loop(watcher: SourceWatcher?) async throws {
         var setup = initial
         var failures = 0
+        /// The calendar last written, without its DTSTAMP: rewritten only when it changes.
+        var exported: String?
         syncSources(setup, onlyIfChanged: false, watcher: watcher)
         do {
             while !requests.stopRequested {
@@ -199,6 +201,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                     syncSources(setup, onlyIfChanged: true, watcher: watcher)
                 }
                 let now = WallClockTimer.now()
+                exportCalendar(setup, now: now, last: &exported)
                 var next: Int64?
                 do {
                     next = try await pass(setup, now: now)
@@ -258,6 +261,24 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             }
         } catch {
             logger.error("sync failed: \(oneLine(error))")
+        }
+    }
+
+    /// `[export] ics = "PATH"`: writes the calendar when what it holds changed
+    /// since the last write (a sync, a reload, a new day). The check runs only
+    /// when the loop wakes anyway; it never sets a timer of its own.
+    private func exportCalendar(_ setup: DaemonSetup, now: Int64, last: inout String?) {
+        guard let path = ICSExport.configuredPath(context: setup.context) else { return }
+        do {
+            let context = setup.context
+            let today = context.clock.localDate(at: now)
+            let body = try ICSExport.render(context: context, store: store, today: today, stamp: 0)
+            guard body != last || !FileManager.default.fileExists(atPath: path) else { return }
+            try ICSExport.write(ICSExport.render(context: context, store: store, today: today, stamp: now), to: path)
+            last = body
+            logger.info("wrote the calendar \(path)")
+        } catch {
+            logger.error("calendar export failed: \(oneLine(error))")
         }
     }
 

@@ -83,6 +83,7 @@ import Testing
     @Test func everyShippedAskRendersWithAndWithoutSender() throws {
         let templates = try MessageTemplates(overrideDirectory: nil)
         #expect(templates.locales(for: .ask) == Self.shippedLocales)
+        #expect(templates.locales(for: .wish) == Self.shippedLocales)
         for locale in Self.shippedLocales {
             for sender in [nil, "", "Ben"] as [String?] {
                 let out = templates.renderAsk(firstName: "Anna", name: "Anna Smith", senderName: sender,
@@ -528,7 +529,7 @@ import Testing
                 + root1 + "/en/reminder.mustache")
         let (root2, typo) = try Self.loadError(["de/remnder.mustache": "T\n\nB\n"])
         #expect(typo?.description == root2 + "/de/remnder.mustache: unknown template; "
-                + "expected reminder.mustache, anniversary.mustache or ask.mustache")
+                + "expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
         let (_, twice) = try Self.loadError(["de-AT/ask.mustache": "T\n\nB\n", "de_AT/ask.mustache": "T\n\nB\n"])
         #expect(twice?.message.hasPrefix("same locale as ") == true)
         let (_, backup) = try Self.loadError(["de/reminder.mustache~": "broken {{#x", ".hidden/ask.mustache": "x"])
@@ -562,6 +563,20 @@ import Testing
 
     // MARK: Embedded copy
 
+    /// Wishes (DESIGN §6a): short, warm, in each shipped language, with the age
+    /// only when it is known and the sender's name only when configured.
+    @Test(arguments: ["en", "de", "fr", "es"])
+    func wishesInEveryShippedLanguage(locale: String) throws {
+        let templates = try MessageTemplates(overrideDirectory: nil)
+        let withAge = templates.renderWish(firstName: "Ana", name: "Ana Lima", age: 37, senderName: "Alex", locales: [locale])
+        #expect(withAge.locale == locale)
+        #expect(withAge.body.contains("Ana") && withAge.body.contains("37") && withAge.body.hasSuffix("Alex"), "\(withAge)")
+        #expect(withAge.body.count < 240, "short: \(withAge.body)")
+        let plain = templates.renderWish(firstName: "Ana", name: "Ana Lima", age: nil, senderName: nil, locales: [locale])
+        #expect(!plain.body.contains("37") && !plain.body.contains("  ") && !plain.body.hasSuffix("\n"), "\(plain)")
+        #expect(!plain.title.isEmpty && plain.title == withAge.title)
+    }
+
     @Test func embeddedTemplatesMatchTheFolder() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("templates")
@@ -573,7 +588,7 @@ import Testing
                 onDisk["\(locale)/\(name.dropLast(".mustache".count))"] = String(decoding: data, as: UTF8.self)
             }
         }
-        #expect(onDisk.count == 12)
+        #expect(onDisk.count == 16)
         #expect(Set(onDisk.keys) == Set(ShippedTemplates.all.keys),
                 "Sources/BirthdayBuzz/ShippedTemplates.swift is out of date: run scripts/embed-templates.sh")
         for (key, text) in onDisk {

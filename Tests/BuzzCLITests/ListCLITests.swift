@@ -23,7 +23,7 @@ import Testing
         let sandbox = try await leapling()
         let row = try await onlyRow(sandbox, ["list", "--json", "--now", "2027-02-20"])
         #expect(row.keys == ["contact_id", "name", "occasion", "birthday", "anniversary", "date", "next", "days_until",
-                             "section", "age", "buzzed", "source", "birthday_note"])
+                             "section", "age", "buzzed", "source", "birthday_note", "wished_today"])
         #expect(row["occasion"] == .string("birthday"))
         #expect(row["contact_id"] == .string("urn:uuid:feb29-lea"))
         #expect(row["name"] == .string("Lea Leapwood"))

@@ -560,3 +560,38 @@ extension RunCommandTests {
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
     }
 }
+
+/// `[export] ics = "PATH"`: `run` writes the calendar at start and again after a change.
+extension RunCommandTests {
+    @Test func runRewritesTheExportedCalendarAfterAChange() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            [reminders]
+            channels = ["console"]
+            [export]
+            ics = "~/cal/birthdays.ics"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", VCard.card(uid: "u1", name: "Grace Hopper", bday: "1906-12-09")
+            + VCard.card(uid: "u2", name: "Alan Turing"))
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        let path = sandbox.home + "/cal/birthdays.ics"
+        let daemon = try DaemonProcess(sandbox)
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("wrote the calendar")
+        let first = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(first.contains("DTSTART;VALUE=DATE:19061209") && !first.contains("Alan"), "\(first)")
+        let set = try await sandbox.run(["set-birthday", "u2", "1912-06-23"])
+        #expect(set.status == 0, "\(set)")
+        try await daemon.waitForLog("reloaded")
+        let deadline = Date().addingTimeInterval(10)
+        while !((try? String(contentsOfFile: path, encoding: .utf8))?.contains("19120623") ?? false), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("DTSTART;VALUE=DATE:19120623"), "\(daemon.log)")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import BirthdayBuzz
+import BuzzStore
+import Foundation
+
+/// `buzz status`: one line for a status bar (DESIGN §6a). Fast enough for a
+/// bar that asks every minute: one read of the store through its birthday
+/// index, no planning of reminders.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "One line for a status bar: today's birthdays, else the next one.",
+        discussion: """
+            --json: {"today":[names],"next":{"name","date","days_until"} or null} (next is the nearest birthday \
+            after today). --waybar: waybar's custom-module JSON (text, tooltip, class "today", "soon" within \
+            7 days, else "none").
+            """)
+
+    @ParentCommand var root: Buzz
+
+    @Flag(help: "JSON output.")
+    var json = false
+
+    @Flag(help: "waybar's one-line JSON (text, tooltip, class).")
+    var waybar = false
+
+    func validate() throws {
+        if json && waybar { throw ValidationError("--json and --waybar are two outputs: give one") }
+    }
+
+    func run() throws {
+        let context = try Context(root.global)
+        let store = try context.openStore()
+        let today = context.today
+        let feb29 = context.config.reminders.feb29
+        let nearest = try runtime { try store.nearestBirthdays(today: today, feb29: feb29) }
+        let todays = nearest.filter { $0.daysUntil == 0 }
+        let next = todays.isEmpty ? nearest
+            : try runtime { try store.nearestBirthdays(today: today.adding(days: 1), feb29: feb29) }
+                .map { entry in
+                    var entry = entry
+                    entry.daysUntil += 1
+                    return entry
+                }
+        if json {
+            var object = JSONObject()
+            object.add("today", todays.map(\.name))
+            if let first = next.first {
+                var entry = JSONObject()
+                entry.add("name", first.name)
+                entry.add("date", first.occurrence.date.description)
+                entry.add("days_until", first.daysUntil)
+                object.add("next", raw: entry.json)
+            } else {
+                object.add("next", raw: "null")
+            }
+            print(object.json)
+            return
+        }
+        if waybar {
+            var object = JSONObject()
+            let status = StatusLine(today: todays, next: next)
+            object.add("text", status.barText)
+            object.add("tooltip", status.tooltip)
+            object.add("class", status.cssClass)
+            print(object.json)
+            return
+        }
+        print(StatusLine(today: todays, next: next).plain)
+    }
+}
+
+/// The words of `status`: today's birthdays, else the next one.
+struct StatusLine {
+    var today: [NearestBirthday]
+    var next: [NearestBirthday]
+
+    private static func named(_ entry: NearestBirthday) -> String {
+        entry.name + (entry.occurrence.age.map { " (\($0))" } ?? "")
+    }
+
+    private static func when(_ days: Int) -> String {
+        days == 1 ? "tomorrow" : "in \(days) days"
+    }
+
+    var plain: String {
+        if !today.isEmpty { return "Today: " + today.map(Self.named).joined(separator: ", ") }
+        guard let first = next.first else { return "No birthdays on file" }
+        return "Next: " + next.map(Self.named).joined(separator: ", ") + " " + Self.when(first.daysUntil)
+            + " (" + first.occurrence.date.description + ")"
+    }
+
+    var barText: String {
+        if !today.isEmpty {
+            return "🎂 " + (today.count <= 2 ? today.map(\.name).joined(separator: ", ") : today[0].name + " +\(today.count - 1)")
+        }
+        guard let first = next.first else { return "" }
+        return "🎂 " + first.name + (next.count > 1 ? " +\(next.count - 1)" : "") + " " + (first.daysUntil == 1 ? "tomorrow" : "in \(first.daysUntil)d")
+    }
+
+    /// At most ten names, then how many more.
+    private static func names(_ entries: [NearestBirthday]) -> String {
+        let shown = entries.prefix(10).map(named).joined(separator: ", ")
+        return entries.count > 10 ? shown + " and \(entries.count - 10) more" : shown
+    }
+
+    var tooltip: String {
+        var lines: [String] = []
+        if !today.isEmpty { lines.append("Today: " + Self.names(today)) }
+        if let first = next.first {
+            lines.append((today.isEmpty ? "" : "Next: ") + Self.names(next) + ", "
+                         + Self.when(first.daysUntil) + " (" + first.occurrence.date.description + ")")
+        }
+        return lines.isEmpty ? "No birthdays on file" : lines.joined(separator: "\n")
+    }
+
+    var cssClass: String {
+        if !today.isEmpty { return "today" }
+        if let first = next.first, first.daysUntil <= 7 { return "soon" }
+        return "none"
+    }
+}

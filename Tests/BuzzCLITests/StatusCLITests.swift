@@ -1,0 +1,83 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// `buzz status` (DESIGN §6a): today's birthdays, else the next one, read
+/// through the store's birthday index; checked against `buzz list`.
+@Suite struct StatusCLITests {
+    private func people(_ sandbox: Sandbox) async throws {
+        let cards = [
+            VCard.card(uid: "ana", name: "Ana Lima", bday: "1990-03-15"),
+            VCard.card(uid: "amy", name: "Amy March", bday: "--03-15"),
+            VCard.card(uid: "bo", name: "Bo Yearless", bday: "--07-04"),
+            VCard.card(uid: "cy", name: "Cy Leap", bday: "1996-02-29"),
+            VCard.card(uid: "dan", name: "Dan Dec", bday: "1970-12-31"),
+            VCard.card(uid: "eve", name: "Eve New Year", bday: "2001-01-01"),
+            VCard.card(uid: "hava", name: "Hava Hebrew", extra: ["BDAY;CALSCALE=hebrew:19900420"]),
+            VCard.card(uid: "sam", name: "Sam Skipped", bday: "1980-03-14"),
+            VCard.card(uid: "max", name: "Max Manual", bday: "1980-09-09"),
+            VCard.card(uid: "cleo", name: "Cleo Cleared", bday: "1980-03-13"),
+            VCard.card(uid: "nia", name: "Nia Nobday"),
+        ].joined()
+        let file = try sandbox.write("people.vcf", cards)
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        #expect(try await sandbox.run(["skip", "sam"]).status == 0)
+        #expect(try await sandbox.run(["set-birthday", "max", "1980-06-01"]).status == 0)
+        #expect(try await sandbox.run(["clear-birthday", "cleo"]).status == 0)
+    }
+
+    private func status(_ sandbox: Sandbox, _ now: String) async throws -> [String: Any] {
+        let result = try await sandbox.run(["status", "--json", "--now", now])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test(arguments: ["feb28", "mar1"])
+    func agreesWithTheList(feb29: String) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nfeb29 = \"\(feb29)\"\n")
+        try await people(sandbox)
+        let days = ["2027-01-01", "2027-02-27", "2027-02-28", "2027-03-01", "2027-03-13", "2027-03-14", "2027-03-15",
+                    "2027-04-20", "2027-06-01", "2027-07-05", "2027-12-31", "2028-02-28", "2028-02-29", "2028-03-01"]
+        for day in days {
+            let rows = try await sandbox.jsonRows(["list", "--json", "--now", day])
+                .filter { $0["occasion"] == .string("birthday") && $0["days_until"] != .null }
+            func name(_ row: JSONRow) -> String { if case .string(let n) = row["name"] { return n } else { return "" } }
+            func until(_ row: JSONRow) -> Int { if case .int(let n) = row["days_until"] { return n } else { return -1 } }
+            let expectedToday = rows.filter { until($0) == 0 }.map(name).sorted()
+            let later = rows.filter { until($0) > 0 }
+            let nearest = later.map(until).min()
+            let answer = try await status(sandbox, day)
+            #expect((answer["today"] as? [String])?.sorted() == expectedToday, "\(day): \(answer)")
+            let next = answer["next"] as? [String: Any]
+            #expect(next?["days_until"] as? Int == nearest, "\(day): \(answer)")
+            let candidates = later.filter { until($0) == nearest }.map(name)
+            #expect(candidates.contains(next?["name"] as? String ?? "?"), "\(day): \(answer) vs \(candidates)")
+        }
+    }
+
+    @Test func waybarClassesAndPlainLine() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n")
+        let empty = try await sandbox.run(["status", "--waybar"])
+        #expect(empty.status == 0, "\(empty)")
+        let none = try JSONSerialization.jsonObject(with: Data(empty.stdout.utf8)) as? [String: String]
+        #expect(none?["class"] == "none" && none?["text"] == "", "\(empty)")
+        #expect(try await status(sandbox, "2027-01-01")["next"] is NSNull)
+        try await people(sandbox)
+        func waybar(_ now: String) async throws -> [String: String] {
+            let result = try await sandbox.run(["status", "--waybar", "--now", now])
+            #expect(result.status == 0 && result.stdout.split(separator: "\n").count == 1, "\(result)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String])
+        }
+        let today = try await waybar("2027-03-15T10:00")
+        #expect(today["class"] == "today" && today["text"] == "🎂 Amy March, Ana Lima", "\(today)")
+        #expect(today["tooltip"]?.contains("Ana Lima (37)") == true, "\(today)")
+        #expect(try await waybar("2027-03-10")["class"] == "soon")
+        #expect(try await waybar("2027-03-16")["class"] == "none")
+        let plain = try await sandbox.run(["status", "--now", "2027-03-12"])
+        #expect(plain.stdout == "Next: Amy March, Ana Lima (37) in 3 days (2027-03-15)\n", "\(plain)")
+        let both = try await sandbox.run(["status", "--json", "--waybar"])
+        #expect(both.status == 2 && both.stderrLines.count == 1, "\(both)")
+    }
+}
