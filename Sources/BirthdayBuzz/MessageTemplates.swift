@@ -761,6 +761,9 @@ extension MessageTemplates {
             }
         case .ask:
             [["first_name": "Ann", "name": "Ann <O'Brien>", "sender_name": "Sam"], ["first_name": "", "name": ""]]
+        case .wish:
+            [["first_name": "Ann", "name": "Ann <O'Brien>", "age": 37, "has_age": true, "sender_name": "Sam"],
+             ["first_name": "", "name": "", "has_age": false]]
         }
         return valueSets.allSatisfy { whole.render($0) == cut.render($0) }
     }
