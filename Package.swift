@@ -62,7 +62,7 @@ let package = Package(
         // and run; one file per source type, plus the registry.
         .target(
             name: "BuzzSources",
-            dependencies: ["BirthdayBuzz", "BuzzStore", "CurlSupport"]
+            dependencies: ["BirthdayBuzz", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
         ),
         .executableTarget(
             name: "buzz",

@@ -1,0 +1,303 @@
+import BirthdayBuzz
+import BuzzCardDAV
+import BuzzStore
+import CurlSupport
+import Foundation
+import Synchronization
+
+/// `type = "carddav"`: the address books on a CardDAV server (DESIGN §3a),
+/// read through `BuzzCardDAV.CardDAVClient`.
+///
+/// The first read lists everything (`.complete`: contacts gone are pruned);
+/// later reads ask each book for what changed since its sync token
+/// (`.changes(removed:)`), so an unchanged server costs one REPORT per book.
+/// `buzz sync` and `run`'s start discover the books again (a book gone from
+/// the server, or from `books`, takes its contacts with it); `tick` and
+/// `run`'s interval use the books found last time.
+///
+/// A server that cannot be reached, answers 5xx or refuses the login fails the
+/// whole source: nothing of it is written, its contacts are kept, and the next
+/// sync starts from the same tokens.
+///
+/// The state kept in the store (`CardDAVState`): the books, each book's sync
+/// token and ETags, and which contact each href holds, so a removed href
+/// removes its contact and `set-birthday` finds the card to write back.
+public struct CardDAVSource: ContactSourceType {
+    public let id: String
+    public let label: String
+    public var typeName: String { CardDAVSourceOptions.typeName }
+    public let options: CardDAVSourceOptions
+    let context: SourceContext
+
+    public init(id: String, label: String, options: CardDAVSourceOptions, context: SourceContext) {
+        self.id = id
+        self.label = label
+        self.options = options
+        self.context = context
+    }
+
+    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
+        let options = try SourceRegistry.options(config, as: CardDAVSourceOptions.self)
+        return CardDAVSource(id: config.name, label: config.name, options: options, context: context)
+    }
+
+    /// Whether `set-birthday` / `clear-birthday` change the card on the server.
+    public var writesBack: Bool { options.writeBack }
+
+    // MARK: - When
+
+    /// When each source of this process last tried a sync (real time), so a
+    /// server that is down is tried again after `interval`, not at once.
+    private static let attempts = Mutex<[String: Int64]>([:])
+
+    private var lastAttempt: Int64? { CardDAVSource.attempts.withLock { $0[id] } }
+
+    public func isDue(last: SourceState?, now: Int64) -> Bool {
+        guard let next = nextSync(after: last) else { return true }
+        return now >= next
+    }
+
+    public func nextSync(after last: SourceState?) -> Int64? {
+        let since = max(last?.syncedAt ?? 0, lastAttempt ?? 0)
+        return since + Int64(options.interval)
+    }
+
+    // MARK: - Reading
+
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
+                     emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
+        CardDAVSource.attempts.withLock { $0[id] = Int64(time(nil)) }
+        let previous = previousState.flatMap(CardDAVState.decode)
+        let client = try makeClient()
+        let known = previous?.books ?? []
+        let rediscover = full || known.isEmpty
+        let synced: [(AddressBook, ChangeSet)] = try blocking {
+            let books = rediscover ? try await client.discover() : known
+            var result: [(AddressBook, ChangeSet)] = []
+            for book in books {
+                result.append((book, try await client.sync(book: book, since: previous?.books.contains(book) == true
+                                                           ? previous?.sync[book.url] : nil)))
+            }
+            return result
+        }
+
+        let first = previous == nil
+        var state = CardDAVState()
+        var gone = Set<String>()
+        var emitted = Set<String>()
+        var failure: (any Error)?
+        for (book, changes) in synced {
+            var ids = previous?.books.contains(book) == true ? previous?.ids[book.url] ?? [:] : [:]
+            for href in changes.removed {
+                if let old = ids.removeValue(forKey: href) { gone.insert(old) }
+            }
+            if let listing = changes.listing {
+                // A complete listing: whatever of this book is not in it is gone.
+                for (href, old) in ids where !listing.contains(href) {
+                    gone.insert(old)
+                    ids[href] = nil
+                }
+            }
+            for card in changes.changed {
+                let shown = label + ": " + (card.href.removingPercentEncoding ?? card.href)
+                var held: String?
+                var reader = VCardReader()
+                reader.today = context.today
+                var bytes = Array(card.text.utf8)
+                func body(_ entry: ImportEntry) {
+                    switch entry {
+                    case .card(let parsed, _): held = parsed.id
+                    case .skipped(let problem): if let uid = problem.uid { held = uid }
+                    }
+                    guard failure == nil else { return }
+                    do { try emit(shown, entry) } catch { failure = error }
+                }
+                bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }
+                reader.finish(body)
+                if let failure { throw failure }
+                bytesRead(bytes.count)
+                if let old = ids[card.href], old != held { gone.insert(old) }
+                ids[card.href] = held
+                if let held { emitted.insert(held) }
+            }
+            state.books.append(book)
+            state.sync[book.url] = changes.state
+            state.ids[book.url] = ids
+        }
+        if first {
+            return SourceOutcome(coverage: .complete, state: state.encoded)
+        }
+        // Books no longer read (gone from the server, or from `books =`) take their contacts along.
+        for (url, ids) in previous?.ids ?? [:] where state.ids[url] == nil { gone.formUnion(ids.values) }
+        // An id still held by another href (a card moved between books) stays.
+        var held = emitted
+        for ids in state.ids.values { held.formUnion(ids.values) }
+        return SourceOutcome(coverage: .changes(removed: gone.subtracting(held).sorted()), state: state.encoded)
+    }
+
+    // MARK: - Write-back
+
+    /// Writes `birthday` (nil: no birthday) into the card of `contactID` on
+    /// the server (DESIGN §3a, write-back): the card is fetched as the server
+    /// holds it, only its BDAY line is changed, and it is PUT with `If-Match`
+    /// (a 412 fetches it again and applies the change once more). The card as
+    /// written goes into the store, with its new ETag, so the next sync does
+    /// not fetch it again. Throws `SourceError` (one line) when the card is
+    /// not known or the server did not take it.
+    public func writeBirthday(_ birthday: Birthday?, contactID: String, store: BuzzDatabase, now: Int64,
+                              includeByDefault: Bool) throws {
+        guard let stored = try store.sourceState(id), let state = stored.state.flatMap(CardDAVState.decode),
+              let (bookURL, href) = state.href(of: contactID) else {
+            throw SourceError.runtime("\(label): the card of \(contactID) is not known from the server yet (buzz sync reads it)")
+        }
+        let client = try makeClient()
+        let written: RemoteCard = try blocking {
+            let card = try await client.get(href: href)
+            let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
+            return try await client.writeBirthday(href: href, property: property, known: card)
+        }
+        _ = try store.syncSource(id, label: stored.label, now: stored.syncedAt ?? now, includeByDefault: includeByDefault) { session in
+            var reader = VCardReader()
+            reader.today = context.today
+            var bytes = Array(written.text.utf8)
+            var cards: [ContactCard] = []
+            let body: (ImportEntry) -> Void = { entry in
+                if case .card(let card, _) = entry { cards.append(card) }
+            }
+            bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }
+            reader.finish(body)
+            for card in cards { try session.add(card: card) }
+            var next = state
+            // The ETag the server gave the written card: the next sync sees it unchanged.
+            next.sync[bookURL]?.etags[href] = written.etag ?? ""
+            return SourceOutcome(coverage: .changes(removed: []), fingerprint: stored.fingerprint, state: next.encoded)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    private func makeClient() throws -> CardDAVClient {
+        let password = try options.password.map(readPassword)
+        let configuration = CardDAVConfiguration(name: id, url: options.url, username: options.username, books: options.books,
+                                                 insecure: options.insecure, caFile: options.caFile.map(context.resolvePath),
+                                                 timeout: Double(options.timeout))
+        do {
+            return try CardDAVClient(configuration: configuration, password: password, scrubber: context.scrubber)
+        } catch {
+            throw sourceError(error)
+        }
+    }
+
+    private func readPassword(_ secret: ChannelConfig.SecretSource) throws -> String {
+        if let reader = context.readSecret {
+            do {
+                return try reader(secret, label)
+            } catch {
+                throw SourceError.request(context.scrubber.scrub("\(error)"))
+            }
+        }
+        switch secret {
+        case .environment(let variable):
+            guard let value = context.environment[variable], !value.isEmpty else {
+                throw SourceError.request("\(label): password_env names \(variable), which is not set")
+            }
+            return value
+        case .file(let path):
+            let resolved = context.resolvePath(path)
+            guard let text = try? TextFile.read(resolved, limit: 1 << 20) else {
+                throw SourceError.request("\(label): cannot read password_file \(resolved)")
+            }
+            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+        case .command:
+            throw SourceError.request("\(label): password_command is not available here")
+        }
+    }
+
+    /// A client error as the source's: one line, without the source's name twice.
+    private func sourceError(_ error: any Error) -> SourceError {
+        guard let error = error as? CardDAVError else {
+            if let error = error as? SourceError { return error }
+            return SourceError.runtime("\(label): \(context.scrubber.scrub("\(error)"))")
+        }
+        let message = error.message.hasPrefix(id + ": ") ? String(error.message.dropFirst(id.count + 2)) : error.message
+        return SourceError(error.kind == .configuration ? .request : .runtime, message)
+    }
+
+    /// Runs `body` on the CardDAV thread and waits for it here (a source reads
+    /// on a thread of its own). Not Dispatch: an idle `run` must not wake.
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let waiter = Waiter<T>()
+        let executor = CardDAVSource.executor
+        Task(executorPreference: executor) {
+            do {
+                waiter.put(.success(try await executor.run(body)))
+            } catch {
+                waiter.put(.failure(error))
+            }
+        }
+        do {
+            return try waiter.take().get()
+        } catch {
+            throw sourceError(error)
+        }
+    }
+
+    /// One thread for every CardDAV transfer of the process, made on first use.
+    private static let executor = BlockingExecutor(name: "birthdaybuzz.carddav")
+}
+
+/// One result handed from a task to a waiting thread.
+private final class Waiter<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func put(_ value: Result<T, any Error>) {
+        condition.lock()
+        result = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    func take() -> Result<T, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let result { return result }
+            condition.wait()
+        }
+    }
+}
+
+/// What a carddav source keeps between syncs (the store's opaque `state`).
+struct CardDAVState: Codable {
+    var version = 1
+    var books: [AddressBook] = []
+    /// Book URL → its sync token, ctag and ETags by href.
+    var sync: [String: SyncState] = [:]
+    /// Book URL → href → the contact id its card holds.
+    var ids: [String: [String: String]] = [:]
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v"
+        case books = "b"
+        case sync = "s"
+        case ids = "i"
+    }
+
+    static func decode(_ text: String) -> CardDAVState? {
+        guard let state = try? JSONDecoder().decode(CardDAVState.self, from: Data(text.utf8)), state.version == 1 else { return nil }
+        return state
+    }
+
+    var encoded: String? {
+        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The book and href of the card that holds `contactID` (the first book's, if several do).
+    func href(of contactID: String) -> (book: String, href: String)? {
+        for book in books {
+            if let href = ids[book.url]?.first(where: { $0.value == contactID })?.key { return (book.url, href) }
+        }
+        return nil
+    }
+}
