@@ -96,6 +96,9 @@ let package = Package(
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BuzzCardDAVTests", dependencies: ["BuzzCardDAV", "BirthdayBuzz", "CurlSupport"],
                     resources: [.copy("Servers")]),
+        // The carddav source end to end: `buzz sync`, `tick` and write-back against a real Radicale.
+        .testTarget(name: "BuzzSourcesTests", dependencies: ["BuzzSources", "BuzzStore", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
+                    resources: [.copy("Servers")]),
         .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
     ]
 )

@@ -142,8 +142,11 @@ public struct CardDAVSource: ContactSourceType {
     /// holds it, only its BDAY line is changed, and it is PUT with `If-Match`
     /// (a 412 fetches it again and applies the change once more). The card as
     /// written goes into the store, with its new ETag, so the next sync does
-    /// not fetch it again. Throws `SourceError` (one line) when the card is
-    /// not known or the server did not take it.
+    /// not fetch it again, and the hand entry (or "no birthday") the command
+    /// recorded is dropped: the card holds the birthday now, and a later edit
+    /// on the phone wins as any card change does. Throws `SourceError` (one
+    /// line) when the card is not known or the server did not take it; the
+    /// hand entry then stays.
     public func writeBirthday(_ birthday: Birthday?, contactID: String, store: BuzzDatabase, now: Int64,
                               includeByDefault: Bool) throws {
         guard let stored = try store.sourceState(id), let state = stored.state.flatMap(CardDAVState.decode),
@@ -153,6 +156,7 @@ public struct CardDAVSource: ContactSourceType {
         let client = try makeClient()
         let written: RemoteCard = try blocking {
             let card = try await client.get(href: href)
+            if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
             let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
             return try await client.writeBirthday(href: href, property: property, known: card)
         }
@@ -172,7 +176,13 @@ public struct CardDAVSource: ContactSourceType {
             next.sync[bookURL]?.etags[href] = written.etag ?? ""
             return SourceOutcome(coverage: .changes(removed: []), fingerprint: stored.fingerprint, state: next.encoded)
         }
+        // The card says it now: no hand entry (nor "no birthday") over it, so a
+        // later change made on the phone shows here too.
+        try store.setManualBirthday(nil, for: contactID, now: now)
     }
+
+    /// Tests only: runs between the GET and the PUT of a write-back (to change the card on the server).
+    static let afterFetchForWrite = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
     // MARK: - Plumbing
 
