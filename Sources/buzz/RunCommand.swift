@@ -247,8 +247,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             for report in reports {
                 switch report.status {
                 case .unchanged: logger.debug("source \(report.line)")
-                case .synced where report.changedContacts || report.reason != nil: logger.info("synced \(report.line)")
-                case .synced: logger.debug("synced \(report.line)")  // a CardDAV interval with nothing new
+                case .synced: logger.info("synced \(report.line)")
                 case .failed: logger.warning("source \(report.line)")
                 }
             }
