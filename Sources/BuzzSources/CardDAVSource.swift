@@ -75,8 +75,7 @@ public struct CardDAVSource: ContactSourceType {
             let books = rediscover ? try await client.discover() : known
             var result: [(AddressBook, ChangeSet)] = []
             for book in books {
-                result.append((book, try await client.sync(book: book, since: previous?.books.contains(book) == true
-                                                           ? previous?.sync[book.url] : nil)))
+                result.append((book, try await client.sync(book: book, since: previous?.sync[book.url])))
             }
             return result
         }
@@ -87,7 +86,7 @@ public struct CardDAVSource: ContactSourceType {
         var emitted = Set<String>()
         var failure: (any Error)?
         for (book, changes) in synced {
-            var ids = previous?.books.contains(book) == true ? previous?.ids[book.url] ?? [:] : [:]
+            var ids = previous?.ids[book.url] ?? [:]
             for href in changes.removed {
                 if let old = ids.removeValue(forKey: href) { gone.insert(old) }
             }
