@@ -100,13 +100,14 @@ public struct CardDAVSource: ContactSourceType {
             for card in changes.changed {
                 let shown = label + ": " + (card.href.removingPercentEncoding ?? card.href)
                 var held: String?
+                var broken = false
                 var reader = VCardReader()
                 reader.today = context.today
                 var bytes = Array(card.text.utf8)
                 func body(_ entry: ImportEntry) {
                     switch entry {
                     case .card(let parsed, _): held = parsed.id
-                    case .skipped(let problem): if let uid = problem.uid { held = uid }
+                    case .skipped(let problem): if let uid = problem.uid { held = uid } else { broken = true }
                     }
                     guard failure == nil else { return }
                     do { try emit(shown, entry) } catch { failure = error }
@@ -115,6 +116,8 @@ public struct CardDAVSource: ContactSourceType {
                 reader.finish(body)
                 if let failure { throw failure }
                 bytesRead(bytes.count)
+                // A card that names no contact (cut off, not a vCard) may still be the one it was: keep that.
+                if held == nil, broken { continue }
                 if let old = ids[card.href], old != held { gone.insert(old) }
                 ids[card.href] = held
                 if let held { emitted.insert(held) }
@@ -150,7 +153,7 @@ public struct CardDAVSource: ContactSourceType {
                               includeByDefault: Bool) throws {
         guard let stored = try store.sourceState(id), let state = stored.state.flatMap(CardDAVState.decode),
               let (bookURL, href) = state.href(of: contactID) else {
-            throw SourceError.runtime("\(label): the card of \(contactID) is not known from the server yet (buzz sync reads it)")
+            throw SourceError.runtime("the card of \(contactID) is not known from the server yet (buzz sync reads it)")
         }
         let client = try makeClient()
         let written: RemoteCard = try blocking {
@@ -202,23 +205,25 @@ public struct CardDAVSource: ContactSourceType {
             do {
                 return try reader(secret, label)
             } catch {
-                throw SourceError.request(context.scrubber.scrub("\(error)"))
+                // The report line names the source already.
+                let message = context.scrubber.scrub("\(error)")
+                throw SourceError.request(message.hasPrefix(label + ": ") ? String(message.dropFirst(label.count + 2)) : message)
             }
         }
         switch secret {
         case .environment(let variable):
             guard let value = context.environment[variable], !value.isEmpty else {
-                throw SourceError.request("\(label): password_env names \(variable), which is not set")
+                throw SourceError.request("password_env names \(variable), which is not set")
             }
             return value
         case .file(let path):
             let resolved = context.resolvePath(path)
             guard let text = try? TextFile.read(resolved, limit: 1 << 20) else {
-                throw SourceError.request("\(label): cannot read password_file \(resolved)")
+                throw SourceError.request("cannot read password_file \(resolved)")
             }
             return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         case .command:
-            throw SourceError.request("\(label): password_command is not available here")
+            throw SourceError.request("password_command is not available here")
         }
     }
 
@@ -226,7 +231,7 @@ public struct CardDAVSource: ContactSourceType {
     private func sourceError(_ error: any Error) -> SourceError {
         guard let error = error as? CardDAVError else {
             if let error = error as? SourceError { return error }
-            return SourceError.runtime("\(label): \(context.scrubber.scrub("\(error)"))")
+            return SourceError.runtime(context.scrubber.scrub("\(error)"))
         }
         let message = error.message.hasPrefix(id + ": ") ? String(error.message.dropFirst(id.count + 2)) : error.message
         return SourceError(error.kind == .configuration ? .request : .runtime, message)

@@ -124,6 +124,12 @@ struct CardDAVSourceTests {
         #expect(result.stdout.contains("local: 0 added, 0 updated, 1 unchanged"), "\(result)")
         #expect(try await Self.ids(sandbox) == ["ann", "bob", "cy", "boss", "loc"])
 
+        // No password to read: that source only, one line.
+        result = try await sandbox.run(["sync", "--now", Self.now])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.contains("phone: not synced: password_env names DAV_PASSWORD, which is not set; its contacts are kept"),
+                "\(result)")
+
         // The server down: temporary, contacts kept, exit 1.
         server.stop()
         result = try await Self.run(sandbox, server, ["sync"])
