@@ -45,7 +45,7 @@ let package = Package(
         ),
         // The CardDAV client (RFC 6352/6578/6764) the carddav source plugs in.
         .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport"]),
-        // Drives BuzzCardDAV for Benchmarks/carddav.sh (until `buzz sync` does).
+        // Times BuzzCardDAV alone for Benchmarks/run-carddav-bench.sh (which also times `buzz sync`).
         .executableTarget(name: "carddav-bench", dependencies: ["BuzzCardDAV", "BirthdayBuzz"],
                           path: "Benchmarks/CardDAVBench"),
         // A recording channel, a fixed clock and the conformance suite every adapter runs.
