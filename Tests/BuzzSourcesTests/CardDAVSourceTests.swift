@@ -237,4 +237,48 @@ struct CardDAVSourceTests {
         #expect(result.status == 0, "\(result)")
         #expect(try await Self.ids(sandbox) == ["ann", "bob", "cy", "boss", "dee"])
     }
+
+    /// `run` with a carddav source: it syncs at start, then sleeps until the
+    /// interval (its "next wake" is the sync's time + interval) without a
+    /// single wake-up in between: no Dispatch worker, no polling timer.
+    @Test func runSyncsAtStartThenSleepsUntilTheInterval() async throws {
+        let server = try await Self.seeded()
+        defer { server.stop() }
+        let sandbox = try Self.sandbox(server, extra: "interval = \"1h\"\n")
+        let binary = try #require(BuzzBinary.path)
+        let logPath = sandbox.root + "/run.log"
+        #expect(FileManager.default.createFile(atPath: logPath, contents: nil))
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--data-dir", sandbox.dataDir, "run"]
+        process.environment = sandbox.environment.merging(["DAV_PASSWORD": server.password]) { _, new in new }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func text() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !text().contains("next wake"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(text().contains("synced phone: 4 added"), "\(text())")
+        #expect(try await Self.ids(sandbox) == ["ann", "bob", "cy", "boss"])
+
+        func wakeUps() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
+            return tasks.reduce(0) { sum, task in
+                let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/status", encoding: .utf8)) ?? ""
+                let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+                return sum + (line.flatMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0)
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        let before = wakeUps()
+        #expect(before > 0)  // the count is read at all
+        try await Task.sleep(for: .seconds(5))
+        #expect(wakeUps() == before, "buzz run woke while idle:\n\(text())")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        try log.close()
+    }
 }
