@@ -281,4 +281,21 @@ struct CardDAVSourceTests {
         process.waitUntilExit()
         try log.close()
     }
+
+    /// Over TLS with the server's own CA (`ca_file`); without it, one line about the certificate.
+    @Test func overTLSWithCAFile() async throws {
+        let server = try await RadicaleServer.start(tls: true)
+        defer { server.stop() }
+        try await server.makeBook("contacts", displayName: "Contacts")
+        try await server.putCard("contacts", "ann.vcf", card("ann", "Ann Lee"))
+        let caFile = try #require(server.caFile)
+        let sandbox = try Self.sandbox(server)
+        var result = try await Self.run(sandbox, server, ["sync"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.contains("phone: not synced: the TLS certificate of \(server.url) is not trusted"), "\(result)")
+        try sandbox.writeConfig(Self.config(server, extra: "ca_file = \"\(caFile)\"\n"))
+        result = try await Self.run(sandbox, server, ["sync"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "phone: 1 added, 0 updated, 0 unchanged, 0 removed, 0 skipped\n", "\(result)")
+    }
 }
