@@ -156,11 +156,19 @@ public struct CardDAVSource: ContactSourceType {
             throw SourceError.runtime("the card of \(contactID) is not known from the server yet (buzz sync reads it)")
         }
         let client = try makeClient()
-        let written: RemoteCard = try blocking {
-            let card = try await client.get(href: href)
-            if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
-            let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
-            return try await client.writeBirthday(href: href, property: property, known: card)
+        let written: RemoteCard
+        do {
+            written = try blocking {
+                let card = try await client.get(href: href)
+                if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
+                let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
+                return try await client.writeBirthday(href: href, property: property, known: card)
+            }
+        } catch var error as SourceError {
+            // A sync is tried again by itself; a write-back is not: the user runs the command again.
+            error.message = error.message.replacingOccurrences(of: " (tried again at the next sync)", with: "")
+                + "; run the command again to write it"
+            throw error
         }
         _ = try store.syncSource(id, label: stored.label, now: stored.syncedAt ?? now, includeByDefault: includeByDefault) { session in
             var reader = VCardReader()

@@ -179,6 +179,7 @@ struct CardDAVSourceTests {
         #expect(result.stdout.contains("birthday set to 1993-04-05"), "\(result)")
         #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("kept here, but not written to the server: phone: cannot reach"),
                 "\(result)")
+        #expect(result.stderr.contains("run the command again to write it") && !result.stderr.contains("next sync"), "\(result)")
         #expect(try await sandbox.listAll(now: Self.now)["eve"]?["birthday"] == .string("1993-04-05"))
     }
 
