@@ -45,7 +45,7 @@ let package = Package(
         ),
         // The CardDAV client (RFC 6352/6578/6764) the carddav source plugs in.
         .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport"]),
-        // Drives BuzzCardDAV for Benchmarks/carddav.sh (until `buzz sync` does).
+        // Times BuzzCardDAV alone for Benchmarks/run-carddav-bench.sh (which also times `buzz sync`).
         .executableTarget(name: "carddav-bench", dependencies: ["BuzzCardDAV", "BirthdayBuzz"],
                           path: "Benchmarks/CardDAVBench"),
         // A recording channel, a fixed clock and the conformance suite every adapter runs.
@@ -62,7 +62,7 @@ let package = Package(
         // and run; one file per source type, plus the registry.
         .target(
             name: "BuzzSources",
-            dependencies: ["BirthdayBuzz", "BuzzStore", "CurlSupport"]
+            dependencies: ["BirthdayBuzz", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
         ),
         .executableTarget(
             name: "buzz",
@@ -95,6 +95,9 @@ let package = Package(
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BuzzCardDAVTests", dependencies: ["BuzzCardDAV", "BirthdayBuzz", "CurlSupport"],
+                    resources: [.copy("Servers")]),
+        // The carddav source end to end: `buzz sync`, `tick` and write-back against a real Radicale.
+        .testTarget(name: "BuzzSourcesTests", dependencies: ["BuzzSources", "BuzzStore", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
     ]

@@ -6,9 +6,11 @@
 #
 #   bash Benchmarks/run-carddav-bench.sh          # ROUNDS=3 CARDS=10000 by default
 #
-# Until `buzz sync` exists, our side is `carddav-bench` (Benchmarks/CardDAVBench),
-# which discovers the book and syncs it through BuzzCardDAV exactly as a carddav
-# source will: first sync from nothing, then one from the stored state.
+# Our side twice: `carddav-bench` (Benchmarks/CardDAVBench) times the client
+# alone (discovery, first sync from nothing, then one from the stored state),
+# and `buzz sync` with a carddav source times the whole command (start-up,
+# discovery, sync and writing the store): first into an empty data folder,
+# then unchanged.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROG=run-carddav-bench
@@ -36,12 +38,15 @@ VDIRSYNCER_VERSION=$("$VENV/bin/python" -c 'import importlib.metadata as m; prin
 
 if [ -n "${CARDDAV_BENCH_BIN:-}" ]; then
     BENCH=$CARDDAV_BENCH_BIN
+    BUZZ=${BUZZ_BIN:-$(dirname "$BENCH")/buzz}
 else
-    log "swift build -c release --product carddav-bench"
-    (cd "$ROOT" && swift build -c release --product carddav-bench >&2)
+    log "swift build -c release --product carddav-bench, --product buzz"
+    (cd "$ROOT" && swift build -c release --product carddav-bench >&2 && swift build -c release --product buzz >&2)
     BENCH=$(cd "$ROOT" && swift build -c release --show-bin-path)/carddav-bench
+    BUZZ=$(cd "$ROOT" && swift build -c release --show-bin-path)/buzz
 fi
 [ -x "$BENCH" ] || die "carddav-bench not found at $BENCH"
+[ -x "$BUZZ" ] || die "buzz not found at $BUZZ"
 
 # ---------------------------------------------------------------- data and server
 make_tmproot carddav-bench
@@ -130,6 +135,11 @@ username = "bench"
 password = "$BENCH_PASSWORD"
 EOF
 
+# `buzz sync` with one carddav source (the password from the environment).
+mkdir -p "$TMPROOT/buzz-config"
+printf '[general]\ntimezone = "UTC"\n[reminders]\nchannels = ["console"]\n[sources.bench]\ntype = "carddav"\nurl = "%s/"\nusername = "bench"\npassword_env = "BENCH_PASSWORD"\n' \
+    "$BASE" >"$TMPROOT/buzz-config/config.toml"
+
 # ---------------------------------------------------------------- rounds
 RESULTS=$TMPROOT/results.tsv
 : >"$RESULTS"
@@ -148,6 +158,17 @@ for round in $(seq "$ROUNDS"); do
     # Ours as a command, for the comparison with vdirsyncer's: start-up, discovery and the first sync.
     t0=$(now); "$BENCH" "$BASE/" bench BENCH_PASSWORD 1 >/dev/null; t1=$(now)
     printf 'ours_first_command\t%s\n' "$(elapsed "$t0" "$t1")" >>"$RESULTS"
+
+    # buzz sync: first into an empty data folder (RSS too), then unchanged.
+    rm -rf "$TMPROOT/buzz-data"
+    t0=$(now); /usr/bin/time -f 'rss_kb %M' -o "$TMPROOT/buzz.time" "$BUZZ" --config "$TMPROOT/buzz-config/config.toml" \
+        --data-dir "$TMPROOT/buzz-data" sync >"$TMPROOT/buzz.out" 2>"$TMPROOT/buzz.err"; t1=$(now)
+    grep -q "^bench: $CARDS added" "$TMPROOT/buzz.out" || die "buzz sync did not add $CARDS cards: $(cat "$TMPROOT/buzz.out" "$TMPROOT/buzz.err")"
+    printf 'buzz_sync_first\t%s\n' "$(elapsed "$t0" "$t1")" >>"$RESULTS"
+    printf 'buzz_sync_rss_kb\t%s\n' "$(awk '{print $2}' "$TMPROOT/buzz.time")" >>"$RESULTS"
+    t0=$(now); "$BUZZ" --config "$TMPROOT/buzz-config/config.toml" --data-dir "$TMPROOT/buzz-data" sync >"$TMPROOT/buzz.out"; t1=$(now)
+    grep -q "^bench: 0 added, 0 updated" "$TMPROOT/buzz.out" || die "the unchanged buzz sync changed something: $(cat "$TMPROOT/buzz.out")"
+    printf 'buzz_sync_unchanged\t%s\n' "$(elapsed "$t0" "$t1")" >>"$RESULTS"
 
     rm -rf "$TMPROOT/vdir" "$TMPROOT/vdirsyncer-status"
     { yes || true; } | "$VENV/bin/vdirsyncer" -c "$TMPROOT/vdirsyncer.conf" discover >/dev/null 2>&1 || die "vdirsyncer discover failed"
@@ -175,12 +196,16 @@ print(f"  server (curl): list {m['server_list']:.3f} s + multiget {m['server_mul
       f"token sync-collection {m['server_token_sync']:.3f} s")
 print(f"  ours (BuzzCardDAV): discovery {m['ours_discover']:.3f} s, first sync {m['ours_first']:.3f} s, "
       f"unchanged re-sync {m['ours_unchanged']:.3f} s, max RSS {max(values['ours_rss_kb']) / 1024:.1f} MB (target <= 100)")
+print(f"  buzz sync (the whole command): first {m['buzz_sync_first']:.3f} s, unchanged {m['buzz_sync_unchanged']:.3f} s, "
+      f"max RSS {max(values['buzz_sync_rss_kb']) / 1024:.1f} MB")
 print(f"  vdirsyncer {vdirsyncer}: first sync {m['vdirsyncer_first']:.3f} s, unchanged {m['vdirsyncer_unchanged']:.3f} s")
 print(f"  first sync / server list+multiget: {m['ours_first'] / server_first:.2f}x (target <= 1.3)")
 print(f"  unchanged re-sync - server token sync: {(m['ours_unchanged'] - m['server_token_sync']) * 1000:+.0f} ms (target <= +50)")
 print(f"  vdirsyncer / ours, first sync as commands: {m['vdirsyncer_first'] / m['ours_first_command']:.1f}x faster "
       f"(ours {m['ours_first_command']:.3f} s with start-up and discovery; target >= 5)")
 print(f"  vdirsyncer / ours, unchanged: {m['vdirsyncer_unchanged'] / m['ours_unchanged']:.1f}x faster")
+print(f"  vdirsyncer / buzz sync: first {m['vdirsyncer_first'] / m['buzz_sync_first']:.1f}x faster, "
+      f"unchanged {m['vdirsyncer_unchanged'] / m['buzz_sync_unchanged']:.1f}x faster")
 print("raw (seconds, one column per round):")
 for key, v in values.items():
     print("  %-22s %s" % (key, "  ".join("%.3f" % x for x in v)))

@@ -23,8 +23,8 @@ include_by_default = true
 
 # ---------------------------------------------------------------------------
 # Sources: where your contacts live. `buzz sync` reads them, `buzz tick` syncs
-# the ones that changed before it delivers, and `buzz run` syncs them at start
-# and again about 2 s after a file in them changes. A contact that leaves a
+# the ones that changed before it delivers, and `buzz run` syncs them at start,
+# again about 2 s after a file in them changes, and a CardDAV one every interval. A contact that leaves a
 # source that was read completely is removed; its decisions (skip, a birthday
 # you entered or cleared, asks) are remembered for 400 days in case it comes
 # back. A source that could not be read completely removes nobody.
@@ -44,8 +44,20 @@ include_by_default = true
 # type = "file"
 # path = "~/Downloads/contacts.csv"
 
-# CARDDAV-PLACEHOLDER: the carddav type (Nextcloud, iCloud, Fastmail,
-# Radicale) is described here once it lands (issue 11, the CardDAV half).
+# A CardDAV server (Nextcloud, iCloud, Fastmail, Radicale…): the address
+# books are found from the server's root; after the first read only what
+# changed is asked for. `run` syncs it every `interval`, `tick` once the
+# interval has passed. The password goes only over https (or to this machine).
+# [sources.cloud]
+# type = "carddav"
+# url = "https://cloud.example.com/remote.php/dav"   # the server, your principal, or one address book
+# username = "sam"
+# password_command = ["pass", "show", "nextcloud/buzz"]   # or password_env / password_file, as for smtp
+# # books = ["Contacts"]       # display names or hrefs; default: every address book
+# # interval = "15m"
+# # write_back = true          # set-birthday / clear-birthday change the card's BDAY line on the server
+# # ca_file = "/etc/ssl/my-ca.pem"   # a private CA (insecure = true skips the check: avoid)
+# # timeout = "60s"            # per request
 
 [reminders]
 # Days before the birthday to remind you: 0 = on the day, 1 = the day before.

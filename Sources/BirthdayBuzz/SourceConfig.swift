@@ -21,7 +21,7 @@ public struct SourceConfig: Sendable {
     static let parsers: [String: @Sendable (TableReader) throws -> any SourceOptions] = [
         VdirSourceOptions.typeName: VdirSourceOptions.init(table:),
         FileSourceOptions.typeName: FileSourceOptions.init(table:),
-        // "carddav": CardDAVSourceOptions.init(table:)  — the CardDAV half of issue 11
+        CardDAVSourceOptions.typeName: CardDAVSourceOptions.init(table:),
     ]
 
     public static var typeNames: [String] { parsers.keys.sorted() }

@@ -44,7 +44,9 @@ public struct SMTPChannel: NotificationChannel {
     }
 
     /// Reads a password from the environment, a file (first line) or a command (first line of its output).
-    static func readSecret(_ source: ChannelConfig.SecretSource, channel: String, context: ChannelContext) throws -> String {
+    /// Reads a password by the channels' rules (shared with `[sources.NAME]`
+    /// tables: `password_env`, `password_file`, `password_command`).
+    public static func readSecret(_ source: ChannelConfig.SecretSource, channel: String, context: ChannelContext) throws -> String {
         switch source {
         case .environment(let variable):
             guard let value = context.environment[variable], !value.isEmpty else {

@@ -85,13 +85,19 @@ public struct SourceContext: Sendable {
     public var scrubber: SecretScrubber
     /// Birthdays after this day are reported and dropped (the command's `--now`).
     public var today: LocalDate?
+    /// Reads a password as the channels do (`password_env`, `password_file`,
+    /// `password_command`) for the source named by the string; the CLI
+    /// supplies it. nil: only `password_env` and `password_file` are read.
+    public var readSecret: (@Sendable (ChannelConfig.SecretSource, String) throws -> String)?
 
     public init(environment: [String: String], configDirectory: String?, scrubber: SecretScrubber = SecretScrubber(),
-                today: LocalDate? = nil) {
+                today: LocalDate? = nil,
+                readSecret: (@Sendable (ChannelConfig.SecretSource, String) throws -> String)? = nil) {
         self.environment = environment
         self.configDirectory = configDirectory
         self.scrubber = scrubber
         self.today = today
+        self.readSecret = readSecret
     }
 
     /// A path from the config, with `~/` expanded and relative paths read from

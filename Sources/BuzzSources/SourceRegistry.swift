@@ -15,7 +15,7 @@ public struct SourceRegistry: Sendable {
     public static let standardBuilders: [String: Builder] = [
         VdirSourceOptions.typeName: VdirSource.make,
         FileSourceOptions.typeName: FileSource.make,
-        // CardDAVSourceOptions.typeName: CardDAVSource.make,  — the CardDAV half of issue 11
+        CardDAVSourceOptions.typeName: CardDAVSource.make,
     ]
 
     /// Builds the reader for a `[sources.NAME]` table.

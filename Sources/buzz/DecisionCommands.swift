@@ -79,6 +79,7 @@ struct SetBirthdayCommand: ParsableCommand {
             : found.decision == nil ? " (now included)" : ""
         print("\(found.name): birthday set to \(birthday)\(state)")
         if let note = oldYearNote(birthday, today: context.today) { printWarning("buzz: note: " + note) }
+        try context.writeBirthdayBack(birthday, for: found, store: store)
     }
 }
 
@@ -102,6 +103,7 @@ struct ClearBirthdayCommand: ParsableCommand {
             notifyRunningDaemon(dataDirectory: context.dataDirectory)
             let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
             print("\(found.name): hand-entered birthday cleared (\(fallback))")
+            if found.card.birthday == nil { try context.writeBirthdayBack(nil, for: found, store: store) }
         } else if let cardBirthday = found.card.birthday {
             // DESIGN §3: the card's date is wrong: "no birthday", until one is entered by hand.
             if !found.birthdayCleared {
@@ -110,6 +112,7 @@ struct ClearBirthdayCommand: ParsableCommand {
             }
             print("\(found.name): the card's birthday \(cardBirthday) is cleared; no birthday on file, also after "
                   + "re-imports (buzz set-birthday enters one)")
+            try context.writeBirthdayBack(nil, for: found, store: store)
         } else {
             throw CLIError.request("\(found.name) has no birthday to clear")
         }

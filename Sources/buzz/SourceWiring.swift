@@ -1,4 +1,6 @@
+import ArgumentParser
 import BirthdayBuzz
+import BuzzChannels
 import BuzzSources
 import BuzzStore
 import Foundation
@@ -6,8 +8,15 @@ import Foundation
 extension Context {
     /// What a source type may need from this process (paths resolve against the config's folder).
     func sourceContext(today: LocalDate? = nil) -> SourceContext {
-        SourceContext(environment: environment, configDirectory: (configPath as NSString).deletingLastPathComponent,
-                      today: today ?? self.today)
+        let environment = environment
+        let configDirectory = (configPath as NSString).deletingLastPathComponent
+        let scrubber = SecretScrubber()
+        return SourceContext(environment: environment, configDirectory: configDirectory, scrubber: scrubber,
+                             today: today ?? self.today, readSecret: { secret, name in
+                                 let channelContext = ChannelContext(environment: environment, configDirectory: configDirectory,
+                                                                     scrubber: scrubber)
+                                 return try SMTPChannel.readSecret(secret, channel: name, context: channelContext)
+                             })
     }
 
     /// The configured sources, or the ones named (in config order); an unknown name is a request error (2).
@@ -98,4 +107,23 @@ func syncSources(_ sources: [any ContactSourceType], context: Context, store: Bu
         reports.append(report)
     }
     return reports
+}
+
+extension Context {
+    /// With `write_back = true` on the contact's carddav source, writes its
+    /// birthday (nil: none) to the server now (DESIGN §3a). The local decision
+    /// is already recorded: a failure says so on one line and exits 1.
+    func writeBirthdayBack(_ birthday: Birthday?, for contact: Contact, store: BuzzDatabase) throws {
+        guard let config = config.sources.first(where: { $0.name == contact.source }),
+              let options = config.options as? CardDAVSourceOptions, options.writeBack else { return }
+        do {
+            guard let source = try SourceRegistry().make(config, context: sourceContext()) as? CardDAVSource else { return }
+            try source.writeBirthday(birthday, contactID: contact.id, store: store, now: now,
+                                     includeByDefault: self.config.contacts.includeByDefault)
+            print("\(contact.name): written back to \(config.name) on the server")
+        } catch let error as SourceError {
+            printError("\(contact.name): kept here, but not written to the server: \(config.name): \(error.message)")
+            throw ExitCode(1)
+        }
+    }
 }

@@ -58,6 +58,33 @@ import Testing
         guard case .webhook(let hook)? = config.channel(named: "chat")?.kind else { Issue.record("chat"); return }
         #expect(hook.target == .environment("BUZZ_CHAT_URL"))
         #expect(hook.headers.first?.value == .environment("BUZZ_CHAT_TOKEN"))
+        let cloud = config.sources.first { $0.name == "cloud" }?.options as? CardDAVSourceOptions
+        #expect(cloud == CardDAVSourceOptions(url: "https://cloud.example.com/remote.php/dav", username: "sam",
+                                              password: .command(["pass", "show", "nextcloud/buzz"])))
+    }
+
+    /// `type = "carddav"`: keys per DESIGN §3a, defaults, and errors with file:line.
+    @Test func carddavSourceKeys() throws {
+        let head = "[sources.dav]\ntype = \"carddav\"\nurl = \"https://dav.example.org/\"\nusername = \"sam\"\n"
+        let full = try Self.load(head + """
+            password_file = "pw"
+            books = ["Contacts", "/sam/work/"]
+            interval = "1h"
+            insecure = true
+            ca_file = "ca.pem"
+            write_back = true
+            """)
+        #expect(full.sources.first?.options as? CardDAVSourceOptions
+                == CardDAVSourceOptions(url: "https://dav.example.org/", username: "sam", password: .file("pw"),
+                                        books: ["Contacts", "/sam/work/"], interval: 3600, insecure: true, caFile: "ca.pem",
+                                        writeBack: true))
+        let plain = try Self.load(head + "password_env = \"DAV\"\n").sources.first?.options as? CardDAVSourceOptions
+        #expect(plain?.interval == 900 && plain?.writeBack == false && plain?.books == [])
+        #expect(Self.error(head + "bogus = 1\n")?.description == "config.toml:5:1: sources.dav.bogus: unknown key")
+        #expect(Self.error(head + "password = \"x\"\n")?.description.contains("inline passwords are not read") == true)
+        #expect(Self.error(head + "password_env = \"A\"\npassword_file = \"b\"\n")?.description.contains("give only one of") == true)
+        #expect(Self.error("[sources.dav]\ntype = \"carddav\"\nurl = \"ftp://x/\"\n")?.description.contains("must start with https://") == true)
+        #expect(Self.error(head + "interval = \"5s\"\n")?.description.contains("at least 1m") == true)
     }
 
     @Test func emptyFileIsTheEmbeddedDefaults() throws {

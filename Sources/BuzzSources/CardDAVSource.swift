@@ -1,0 +1,408 @@
+import BirthdayBuzz
+import BuzzCardDAV
+import BuzzStore
+import CurlSupport
+import Foundation
+import Synchronization
+
+/// `type = "carddav"`: the address books on a CardDAV server (DESIGN §3a),
+/// read through `BuzzCardDAV.CardDAVClient`.
+///
+/// The first read lists everything (`.complete`: contacts gone are pruned);
+/// later reads ask each book for what changed since its sync token
+/// (`.changes(removed:)`), so an unchanged server costs one REPORT per book.
+/// `buzz sync` and `run`'s start discover the books again (a book gone from
+/// the server, or from `books`, takes its contacts with it); `tick` and
+/// `run`'s interval use the books found last time.
+///
+/// A server that cannot be reached, answers 5xx or refuses the login fails the
+/// whole source: nothing of it is written, its contacts are kept, and the next
+/// sync starts from the same tokens.
+///
+/// The state kept in the store (`CardDAVState`): the books, each book's sync
+/// token and ETags, and which contact each href holds, so a removed href
+/// removes its contact and `set-birthday` finds the card to write back.
+public struct CardDAVSource: ContactSourceType {
+    public let id: String
+    public let label: String
+    public var typeName: String { CardDAVSourceOptions.typeName }
+    public let options: CardDAVSourceOptions
+    let context: SourceContext
+
+    public init(id: String, label: String, options: CardDAVSourceOptions, context: SourceContext) {
+        self.id = id
+        self.label = label
+        self.options = options
+        self.context = context
+    }
+
+    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
+        let options = try SourceRegistry.options(config, as: CardDAVSourceOptions.self)
+        return CardDAVSource(id: config.name, label: config.name, options: options, context: context)
+    }
+
+    /// Whether `set-birthday` / `clear-birthday` change the card on the server.
+    public var writesBack: Bool { options.writeBack }
+
+    // MARK: - When
+
+    /// When each source of this process last tried a sync (real time), so a
+    /// server that is down is tried again after `interval`, not at once.
+    private static let attempts = Mutex<[String: Int64]>([:])
+
+    private var lastAttempt: Int64? { CardDAVSource.attempts.withLock { $0[id] } }
+
+    public func isDue(last: SourceState?, now: Int64) -> Bool {
+        guard let next = nextSync(after: last) else { return true }
+        return now >= next
+    }
+
+    public func nextSync(after last: SourceState?) -> Int64? {
+        let since = max(last?.syncedAt ?? 0, lastAttempt ?? 0)
+        return since + Int64(options.interval)
+    }
+
+    // MARK: - Reading
+
+    public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
+                     emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
+        CardDAVSource.attempts.withLock { $0[id] = Int64(time(nil)) }
+        let previous = previousState.flatMap(CardDAVState.decode)
+        let client = try makeClient()
+        let known = previous?.books ?? []
+        let rediscover = full || known.isEmpty
+        let synced: [(AddressBook, ChangeSet)] = try blocking {
+            let books = rediscover ? try await client.discover() : known
+            var result: [(AddressBook, ChangeSet)] = []
+            for book in books {
+                result.append((book, try await client.sync(book: book, since: previous?.sync[book.url])))
+            }
+            return result
+        }
+
+        let first = previous == nil
+        var state = CardDAVState()
+        var gone = Set<String>()
+        var emitted = Set<String>()
+        var failure: (any Error)?
+        for (book, changes) in synced {
+            var ids = previous?.ids[book.url] ?? [:]
+            for href in changes.removed {
+                if let old = ids.removeValue(forKey: href) { gone.insert(old) }
+            }
+            if let listing = changes.listing {
+                // A complete listing: whatever of this book is not in it is gone.
+                for (href, old) in ids where !listing.contains(href) {
+                    gone.insert(old)
+                    ids[href] = nil
+                }
+            }
+            for card in changes.changed {
+                let shown = label + ": " + (card.href.removingPercentEncoding ?? card.href)
+                var held: String?
+                var broken = false
+                var reader = VCardReader()
+                reader.today = context.today
+                var bytes = Array(card.text.utf8)
+                func body(_ entry: ImportEntry) {
+                    switch entry {
+                    case .card(let parsed, _): held = parsed.id
+                    case .skipped(let problem): if let uid = problem.uid { held = uid } else { broken = true }
+                    }
+                    guard failure == nil else { return }
+                    do { try emit(shown, entry) } catch { failure = error }
+                }
+                bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }
+                reader.finish(body)
+                if let failure { throw failure }
+                bytesRead(bytes.count)
+                // A card that names no contact (cut off, not a vCard) may still be the one it was: keep that.
+                if held == nil, broken { continue }
+                if let old = ids[card.href], old != held { gone.insert(old) }
+                ids[card.href] = held
+                if let held { emitted.insert(held) }
+            }
+            state.books.append(book)
+            state.sync[book.url] = changes.state
+            state.ids[book.url] = ids
+        }
+        if first {
+            return SourceOutcome(coverage: .complete, state: state.encoded)
+        }
+        // Books no longer read (gone from the server, or from `books =`) take their contacts along.
+        for (url, ids) in previous?.ids ?? [:] where state.ids[url] == nil { gone.formUnion(ids.values) }
+        // An id still held by another href (a card moved between books) stays.
+        var held = emitted
+        for ids in state.ids.values { held.formUnion(ids.values) }
+        return SourceOutcome(coverage: .changes(removed: gone.subtracting(held).sorted()), state: state.encoded)
+    }
+
+    // MARK: - Write-back
+
+    /// Writes `birthday` (nil: no birthday) into the card of `contactID` on
+    /// the server (DESIGN §3a, write-back): the card is fetched as the server
+    /// holds it, only its BDAY line is changed, and it is PUT with `If-Match`
+    /// (a 412 fetches it again and applies the change once more). The card as
+    /// written goes into the store, with its new ETag, so the next sync does
+    /// not fetch it again, and the hand entry (or "no birthday") the command
+    /// recorded is dropped: the card holds the birthday now, and a later edit
+    /// on the phone wins as any card change does. Throws `SourceError` (one
+    /// line) when the card is not known or the server did not take it; the
+    /// hand entry then stays.
+    public func writeBirthday(_ birthday: Birthday?, contactID: String, store: BuzzDatabase, now: Int64,
+                              includeByDefault: Bool) throws {
+        guard let stored = try store.sourceState(id), let state = stored.state.flatMap(CardDAVState.decode),
+              let (bookURL, href) = state.href(of: contactID) else {
+            throw SourceError.runtime("the card of \(contactID) is not known from the server yet (buzz sync reads it)")
+        }
+        let client = try makeClient()
+        let written: RemoteCard
+        do {
+            written = try blocking {
+                let card = try await client.get(href: href)
+                if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
+                let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
+                return try await client.writeBirthday(href: href, property: property, known: card)
+            }
+        } catch var error as SourceError {
+            // A sync is tried again by itself; a write-back is not: the user runs the command again.
+            error.message = error.message.replacingOccurrences(of: " (tried again at the next sync)", with: "")
+                + "; run the command again to write it"
+            throw error
+        }
+        _ = try store.syncSource(id, label: stored.label, now: stored.syncedAt ?? now, includeByDefault: includeByDefault) { session in
+            var reader = VCardReader()
+            reader.today = context.today
+            var bytes = Array(written.text.utf8)
+            var cards: [ContactCard] = []
+            let body: (ImportEntry) -> Void = { entry in
+                if case .card(let card, _) = entry { cards.append(card) }
+            }
+            bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }
+            reader.finish(body)
+            for card in cards { try session.add(card: card) }
+            var next = state
+            // The ETag the server gave the written card: the next sync sees it unchanged.
+            next.sync[bookURL]?.etags[href] = written.etag ?? ""
+            return SourceOutcome(coverage: .changes(removed: []), fingerprint: stored.fingerprint, state: next.encoded)
+        }
+        // The card says it now: no hand entry (nor "no birthday") over it, so a
+        // later change made on the phone shows here too.
+        try store.setManualBirthday(nil, for: contactID, now: now)
+    }
+
+    /// Tests only: runs between the GET and the PUT of a write-back (to change the card on the server).
+    static let afterFetchForWrite = Mutex<(@Sendable () async throws -> Void)?>(nil)
+
+    // MARK: - Plumbing
+
+    private func makeClient() throws -> CardDAVClient {
+        let password = try options.password.map(readPassword)
+        let configuration = CardDAVConfiguration(name: id, url: options.url, username: options.username, books: options.books,
+                                                 insecure: options.insecure, caFile: options.caFile.map(context.resolvePath),
+                                                 timeout: Double(options.timeout))
+        do {
+            return try CardDAVClient(configuration: configuration, password: password, scrubber: context.scrubber)
+        } catch {
+            throw sourceError(error)
+        }
+    }
+
+    private func readPassword(_ secret: ChannelConfig.SecretSource) throws -> String {
+        if let reader = context.readSecret {
+            do {
+                return try reader(secret, label)
+            } catch {
+                // The report line names the source already.
+                let message = context.scrubber.scrub("\(error)")
+                throw SourceError.request(message.hasPrefix(label + ": ") ? String(message.dropFirst(label.count + 2)) : message)
+            }
+        }
+        switch secret {
+        case .environment(let variable):
+            guard let value = context.environment[variable], !value.isEmpty else {
+                throw SourceError.request("password_env names \(variable), which is not set")
+            }
+            return value
+        case .file(let path):
+            let resolved = context.resolvePath(path)
+            guard let text = try? TextFile.read(resolved, limit: 1 << 20) else {
+                throw SourceError.request("cannot read password_file \(resolved)")
+            }
+            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+        case .command:
+            throw SourceError.request("password_command is not available here")
+        }
+    }
+
+    /// A client error as the source's: one line, without the source's name twice.
+    private func sourceError(_ error: any Error) -> SourceError {
+        guard let error = error as? CardDAVError else {
+            if let error = error as? SourceError { return error }
+            return SourceError.runtime(context.scrubber.scrub("\(error)"))
+        }
+        let message = error.message.hasPrefix(id + ": ") ? String(error.message.dropFirst(id.count + 2)) : error.message
+        return SourceError(error.kind == .configuration ? .request : .runtime, message)
+    }
+
+    /// Runs `body` on the CardDAV thread and waits for it here (a source reads
+    /// on a thread of its own). Not Dispatch: an idle `run` must not wake.
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let waiter = Waiter<T>()
+        let executor = CardDAVSource.executor
+        Task(executorPreference: executor) {
+            do {
+                waiter.put(.success(try await executor.run(body)))
+            } catch {
+                waiter.put(.failure(error))
+            }
+        }
+        do {
+            return try waiter.take().get()
+        } catch {
+            throw sourceError(error)
+        }
+    }
+
+    /// One thread for every CardDAV transfer of the process, made on first use.
+    private static let executor = BlockingExecutor(name: "birthdaybuzz.carddav")
+}
+
+/// One result handed from a task to a waiting thread.
+private final class Waiter<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func put(_ value: Result<T, any Error>) {
+        condition.lock()
+        result = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    func take() -> Result<T, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let result { return result }
+            condition.wait()
+        }
+    }
+}
+
+/// What a carddav source keeps between syncs (the store's opaque `state`).
+///
+/// Stored as text a sync reads and writes quickly even for 10,000 cards (a
+/// JSON coder costs a tenth of a second each way there): a header line, a JSON
+/// line with the books and their tokens, then per book a `#URL` line and one
+/// `href TAB =etag TAB contact-id` line per card (an empty field: none; tab,
+/// newline and backslash escaped).
+struct CardDAVState: Sendable {
+    var books: [AddressBook] = []
+    /// Book URL → its sync token, ctag and ETags by href.
+    var sync: [String: SyncState] = [:]
+    /// Book URL → href → the contact id its card holds.
+    var ids: [String: [String: String]] = [:]
+
+    static let header = "buzz-carddav-state 1"
+
+    private struct Head: Codable {
+        var books: [AddressBook]
+        var tokens: [String: [String?]]
+
+        enum CodingKeys: String, CodingKey {
+            case books = "b"
+            case tokens = "t"
+        }
+    }
+
+    static func decode(_ text: String) -> CardDAVState? {
+        var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)[...]
+        guard lines.count >= 2, String(Substring(lines.removeFirst())) == header,
+              let head = try? JSONDecoder().decode(Head.self, from: Data(lines.removeFirst())) else { return nil }
+        var state = CardDAVState()
+        state.books = head.books
+        for (url, tokens) in head.tokens {
+            state.sync[url] = SyncState(syncToken: tokens.first ?? nil, ctag: tokens.count > 1 ? tokens[1] : nil)
+        }
+        var book: String?
+        var etags: [String: String] = [:]
+        var ids: [String: String] = [:]
+        func close() {
+            guard let book else { return }
+            state.sync[book, default: SyncState()].etags = etags
+            state.ids[book] = ids
+        }
+        for line in lines where !line.isEmpty {
+            if line.first == UInt8(ascii: "#") {
+                close()
+                book = unescaped(line.dropFirst())
+                etags = [:]
+                ids = [:]
+                continue
+            }
+            let fields = line.split(separator: 0x09, maxSplits: 2, omittingEmptySubsequences: false)
+            guard book != nil, fields.count == 3 else { return nil }
+            let href = unescaped(fields[0])
+            if fields[1].first == UInt8(ascii: "=") { etags[href] = unescaped(fields[1].dropFirst()) }
+            if !fields[2].isEmpty { ids[href] = unescaped(fields[2]) }
+        }
+        close()
+        return state
+    }
+
+    var encoded: String? {
+        var tokens: [String: [String?]] = [:]
+        for (url, sync) in sync { tokens[url] = [sync.syncToken, sync.ctag] }
+        guard let head = try? JSONEncoder().encode(Head(books: books, tokens: tokens)) else { return nil }
+        var out = CardDAVState.header + "\n" + String(decoding: head, as: UTF8.self) + "\n"
+        let urls = Set(sync.keys).union(ids.keys).sorted()
+        for url in urls {
+            out += "#" + CardDAVState.escaped(url) + "\n"
+            let etags = sync[url]?.etags ?? [:]
+            let held = ids[url] ?? [:]
+            for href in Set(etags.keys).union(held.keys).sorted() {
+                out += CardDAVState.escaped(href) + "\t" + (etags[href].map { "=" + CardDAVState.escaped($0) } ?? "") + "\t"
+                    + (held[href].map(CardDAVState.escaped) ?? "") + "\n"
+            }
+        }
+        return out
+    }
+
+    private static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return text }
+        return text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+    }
+
+    private static func unescaped(_ bytes: Substring.UTF8View.SubSequence) -> String {
+        guard bytes.contains(0x5C) else { return String(decoding: bytes, as: UTF8.self) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var escaping = false
+        for byte in bytes {
+            if escaping {
+                switch byte {
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                default: out.append(byte)
+                }
+                escaping = false
+            } else if byte == 0x5C {
+                escaping = true
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The book and href of the card that holds `contactID` (the first book's, if several do).
+    func href(of contactID: String) -> (book: String, href: String)? {
+        for book in books {
+            if let href = ids[book.url]?.first(where: { $0.value == contactID })?.key { return (book.url, href) }
+        }
+        return nil
+    }
+}
