@@ -1,6 +1,6 @@
 import Foundation
 
-/// A task executor with one thread of its own, where blocking C calls are allowed.
+/// A task executor with threads of its own (one by default), where blocking C calls are allowed.
 ///
 /// The dispatcher's delivery loop runs on it (`withTaskExecutorPreference`), and
 /// `CurlSession` then performs transfers right there instead of hopping to its
@@ -17,14 +17,20 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// Set while code runs under this executor (see `CurlSession.run`).
     @TaskLocal public static var isActive = false
 
-    public init(name: String = "birthdaybuzz.deliver") {
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
+    public init(name: String = "birthdaybuzz.deliver", threads: Int = 1) {
+        for index in 0..<max(threads, 1) {
+            let thread = Thread { [self] in self.loop() }
+            thread.name = threads > 1 ? "\(name).\(index)" : name
+            thread.start()
+        }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        enqueue(UnownedJob(job))
+    }
+
+    /// Queues a job handed over unowned (`buzz run` routes the runtime's global jobs here).
+    public func enqueue(_ job: UnownedJob) {
         condition.lock()
         jobs.append(job)
         condition.signal()

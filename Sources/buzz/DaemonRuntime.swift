@@ -1,4 +1,5 @@
 import CBuzzLinux
+import CurlSupport
 import Foundation
 import Synchronization
 
@@ -13,55 +14,17 @@ import Synchronization
 /// idle daemon is not woken at all. Delayed jobs (`Task.sleep`) still go to
 /// libdispatch; the daemon does not sleep that way.
 ///
-/// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
-final class DaemonExecutor: TaskExecutor, @unchecked Sendable {
+enum DaemonExecutor {
     private typealias Original = @convention(thin) (UnownedJob) -> Void
     private typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
 
-    static let shared = DaemonExecutor(threads: 2)
+    /// Two threads that sleep on a condition variable between jobs.
+    static let shared = BlockingExecutor(name: "birthdaybuzz.run", threads: 2)
 
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var next = 0
-
-    private init(threads: Int) {
-        for index in 0..<threads {
-            let thread = Thread { [self] in self.loop() }
-            thread.name = "birthdaybuzz.run.\(index)"
-            thread.start()
-        }
-    }
-
-    /// From now on, every global-executor job of the process runs on these threads.
+    /// From now on, every global-executor job of the process runs on `shared`.
     static func install() {
-        let hook: Hook = { job, _ in DaemonExecutor.shared.enqueueUnowned(job) }
+        let hook: Hook = { job, _ in DaemonExecutor.shared.enqueue(job) }
         CBuzzLinux_setGlobalEnqueueHook(unsafeBitCast(hook, to: UnsafeMutableRawPointer.self))
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        enqueueUnowned(UnownedJob(job))
-    }
-
-    private func enqueueUnowned(_ job: UnownedJob) {
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func loop() {
-        while true {
-            condition.lock()
-            while next == jobs.count { condition.wait() }
-            let job = jobs[next]
-            next += 1
-            if next == jobs.count {  // drained: start the buffer again
-                jobs.removeAll(keepingCapacity: true)
-                next = 0
-            }
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
     }
 }
 
