@@ -53,24 +53,11 @@ struct SetBirthdayCommand: ParsableCommand {
     @Argument(help: "Contact id or a case-insensitive part of a name.")
     var contact: String
 
-    // `.allUnrecognized` so that `--05-06` is read as the date, not as an option.
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("MM-DD, --MM-DD or YYYY-MM-DD.", valueName: "date"))
-    var dateArguments: [String] = []
-
-    /// The date words, without an end-of-options marker (`set-birthday sam -- --05-06`).
-    private var dates: [String] { dateArguments.filter { $0 != "--" } }
-
-    func validate() throws {
-        guard dates.count == 1 else {
-            throw ValidationError(dates.isEmpty ? "missing the date (MM-DD, --MM-DD or YYYY-MM-DD)"
-                                                : "one date only, not \(dates.joined(separator: " "))")
-        }
-    }
+    @OptionGroup var date: DateArgument
 
     func run() throws {
-        let date = dates[0]
         let context = try Context(root.global)
-        let birthday = try enteredBirthday(date, today: context.today)
+        let birthday = try enteredBirthday(date.text, today: context.today)
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
         try runtime { try store.setManualBirthday(birthday, for: found.id, now: context.now) }
@@ -115,6 +102,26 @@ struct ClearBirthdayCommand: ParsableCommand {
             try context.writeBirthdayBack(nil, for: found, store: store)
         } else {
             throw CLIError.request("\(found.name) has no birthday to clear")
+        }
+    }
+}
+
+/// The date of `set-birthday` and `set-anniversary`: one word, `MM-DD`, `--MM-DD`
+/// or `YYYY-MM-DD`. `.allUnrecognized` so that `--05-06` is read as the date, not
+/// as an option; an end-of-options marker (`set-birthday sam -- --05-06`) is dropped.
+struct DateArgument: ParsableArguments {
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("MM-DD, --MM-DD or YYYY-MM-DD.", valueName: "date"))
+    var words: [String] = []
+
+    private var dates: [String] { words.filter { $0 != "--" } }
+
+    /// The one date given (`validate()` has checked there is exactly one).
+    var text: String { dates.first ?? "" }
+
+    func validate() throws {
+        guard dates.count == 1 else {
+            throw ValidationError(dates.isEmpty ? "missing the date (MM-DD, --MM-DD or YYYY-MM-DD)"
+                                                : "one date only, not \(dates.joined(separator: " "))")
         }
     }
 }

@@ -13,22 +13,11 @@ struct SetAnniversaryCommand: ParsableCommand {
     @Argument(help: "Contact id or a case-insensitive part of a name.")
     var contact: String
 
-    // `.allUnrecognized` so that `--06-20` is read as the date, not as an option.
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("MM-DD, --MM-DD or YYYY-MM-DD.", valueName: "date"))
-    var dateArguments: [String] = []
-
-    private var dates: [String] { dateArguments.filter { $0 != "--" } }
-
-    func validate() throws {
-        guard dates.count == 1 else {
-            throw ValidationError(dates.isEmpty ? "missing the date (MM-DD, --MM-DD or YYYY-MM-DD)"
-                                                : "one date only, not \(dates.joined(separator: " "))")
-        }
-    }
+    @OptionGroup var date: DateArgument
 
     func run() throws {
         let context = try Context(root.global)
-        let anniversary = try enteredBirthday(dates[0], today: context.today)
+        let anniversary = try enteredBirthday(date.text, today: context.today)
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
         try runtime { try store.setManualAnniversary(anniversary, for: found.id, now: context.now) }
