@@ -112,7 +112,7 @@ public final class BuzzDatabase: Sendable {
     ///
     /// Not `NSString.deletingLastPathComponent`: swift-corelibs-foundation traps
     /// (SIGILL) on a one-letter relative path such as "d" or "x/y".
-    static func parentFolder(of path: String) -> String {
+    public static func parentFolder(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }

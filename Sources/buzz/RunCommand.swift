@@ -274,7 +274,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             let today = context.clock.localDate(at: now)
             let body = try ICSExport.render(context: context, store: store, today: today, stamp: 0)
             guard body != last || !FileManager.default.fileExists(atPath: path) else { return }
-            try ICSExport.write(ICSExport.render(context: context, store: store, today: today, stamp: now), to: path)
+            try ICSExport.write(ICSExport.render(context: context, store: store, today: today, stamp: now), to: path, makingFolder: true)
             last = body
             logger.info("wrote the calendar \(path)")
         } catch {

@@ -90,6 +90,7 @@ import Testing
         try await people(sandbox)
         let now = "2026-11-24"
         let output = sandbox.root + "/out/birthdays.ics"
+        try FileManager.default.createDirectory(atPath: sandbox.root + "/out", withIntermediateDirectories: true)
         let exported = try await sandbox.run(["export", "ics", "--output", output, "--now", now])
         #expect(exported.status == 0 && exported.stdout.isEmpty && exported.stderr.isEmpty, "\(exported)")
         let parsed = try Self.runPython(["-c", Self.expand, output, now])
@@ -121,5 +122,23 @@ import Testing
         let blocker = try sandbox.write("blocker", "")
         let unwritable = try await sandbox.run(["export", "ics", "--output", blocker + "/x.ics"])
         #expect(unwritable.status == 1 && unwritable.stderrLines.count == 1, "\(unwritable)")
+    }
+
+    /// `--output` names a file in a folder that exists: a one-letter relative name
+    /// works (it crashed in Foundation's path code), a missing folder is not made
+    /// (a typo creates nothing), a folder or a file in the way says so.
+    @Test func outputPathsSayWhatIsWrong() async throws {
+        let sandbox = try Sandbox()
+        let plain = try await sandbox.run(["export", "ics", "-o", "x"])
+        #expect(plain.status == 0 && FileManager.default.fileExists(atPath: sandbox.root + "/x"), "\(plain)")
+        let missing = try await sandbox.run(["export", "ics", "-o", "nope/x.ics"])
+        #expect(missing.status == 1 && missing.stderr == "buzz: nope/x.ics: cannot write the calendar (nope: No such file or directory)\n",
+                "\(missing)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.root + "/nope"))
+        let folder = try await sandbox.run(["export", "ics", "-o", sandbox.root])
+        #expect(folder.status == 1 && folder.stderr.contains("it is a folder"), "\(folder)")
+        let file = try sandbox.write("plain", "")
+        let underFile = try await sandbox.run(["export", "ics", "-o", file + "/x.ics"])
+        #expect(underFile.status == 1 && underFile.stderr.contains("\(file) is not a folder"), "\(underFile)")
     }
 }
