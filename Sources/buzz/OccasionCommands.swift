@@ -209,8 +209,8 @@ struct GiftCommand: ParsableCommand {
         if let done {
             let open = try runtime { try store.notes(for: found.id) }.filter { $0.kind == .gift && $0.doneAt == nil }
             guard done <= open.count else {
-                throw CLIError.request("\(found.name) has \(open.count == 0 ? "no" : "\(open.count)") open gift idea"
-                                       + (open.count == 1 ? "" : "s") + "; buzz show \(found.id) lists them")
+                throw CLIError.request("--done \(done): \(found.name) has \(open.count == 0 ? "no" : "\(open.count)") open gift idea"
+                                       + (open.count == 1 ? "" : "s") + "; buzz show \"\(contact)\" lists them")
             }
             let idea = open[done - 1]
             try runtime { try store.markGiftDone(noteID: idea.id, now: context.now) }
