@@ -38,15 +38,15 @@ VDIRSYNCER_VERSION=$("$VENV/bin/python" -c 'import importlib.metadata as m; prin
 
 if [ -n "${CARDDAV_BENCH_BIN:-}" ]; then
     BENCH=$CARDDAV_BENCH_BIN
-    BUZZ=${BUZZ_BIN:-$(dirname "$BENCH")/buzz}
 else
-    log "swift build -c release --product carddav-bench, --product buzz"
-    (cd "$ROOT" && swift build -c release --product carddav-bench >&2 && swift build -c release --product buzz >&2)
+    log "swift build -c release --product carddav-bench"
+    (cd "$ROOT" && swift build -c release --product carddav-bench >&2)
     BENCH=$(cd "$ROOT" && swift build -c release --show-bin-path)/carddav-bench
-    BUZZ=$(cd "$ROOT" && swift build -c release --show-bin-path)/buzz
 fi
 [ -x "$BENCH" ] || die "carddav-bench not found at $BENCH"
-[ -x "$BUZZ" ] || die "buzz not found at $BUZZ"
+# `buzz sync` as installed (README "Install"): the static release build.
+build_buzz " (static, -no-pie; the first static build takes a few minutes)" \
+    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
 
 # ---------------------------------------------------------------- data and server
 make_tmproot carddav-bench

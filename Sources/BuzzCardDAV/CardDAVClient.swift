@@ -162,33 +162,46 @@ public final class CardDAVClient: Sendable {
     /// batch, for a progress bar on a long first sync.
     public func sync(book: AddressBook, since state: SyncState?,
                      progress: (@Sendable (_ fetched: Int, _ total: Int) -> Void)? = nil) async throws -> ChangeSet {
+        let previous = state.map { state in PreviousSync(syncToken: state.syncToken, ctag: state.ctag) { state.etags } }
+        var changes = try await sync(book: book, previous: previous, progress: progress)
+        if changes.method == .unchanged, let state { changes.state = state }
+        return changes
+    }
+
+    /// `sync(book:since:)` for a caller that keeps many ETags: they are asked
+    /// for (`previous.etags`) only when the server's answer names a card, so
+    /// an unchanged book (`.unchanged`) costs its caller no decoding. With
+    /// `.unchanged` the returned state holds the token and ctag but no ETags:
+    /// keep the state you had.
+    public func sync(book: AddressBook, previous: PreviousSync?,
+                     progress: (@Sendable (_ fetched: Int, _ total: Int) -> Void)? = nil) async throws -> ChangeSet {
         let before = requestsMade
         let location = try resolve(book.url, against: base)
         var changes: ChangeSet
-        if book.supportsSyncCollection, let state, let token = state.syncToken {
-            if let incremental = try await syncCollection(location, token: token, state: state, progress: progress) {
+        if book.supportsSyncCollection, let previous, let token = previous.syncToken {
+            if let incremental = try await syncCollection(location, token: token, previous: previous, progress: progress) {
                 changes = incremental
             } else {
-                changes = try await fullSync(location, state: state, resynced: true, tokens: true, progress: progress)
+                changes = try await fullSync(location, state: previous.state, resynced: true, tokens: true, progress: progress)
             }
-        } else if !book.supportsSyncCollection, let state, let ctag = state.ctag,
+        } else if !book.supportsSyncCollection, let previous, let ctag = previous.ctag,
                   try await currentCTag(location) == ctag {
-            changes = ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil, state: state, requests: 0)
+            changes = ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil,
+                                state: SyncState(syncToken: previous.syncToken, ctag: ctag), requests: 0)
         } else {
-            changes = try await fullSync(location, state: state ?? SyncState(), resynced: false, tokens: book.supportsSyncCollection,
-                                         progress: progress)
+            changes = try await fullSync(location, state: previous?.state ?? SyncState(), resynced: false,
+                                         tokens: book.supportsSyncCollection, progress: progress)
         }
         changes.requests = requestsMade - before
         return changes
     }
 
     /// sync-collection from `token`; nil when the server refuses the token.
-    private func syncCollection(_ location: Location, token: String, state: SyncState,
+    private func syncCollection(_ location: Location, token start: String, previous: PreviousSync,
                                 progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
-        var state = state
-        var changed: [String] = []
+        var reported: [(href: String, etag: String?)] = []
         var removed: [String] = []
-        var token = token
+        var token = start
         // A server may answer in parts (507 on the collection itself): ask again from the new token.
         for _ in 0..<100 {
             let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\"><D:sync-token>"
@@ -208,9 +221,7 @@ public final class CardDAVClient: Sendable {
                 if item.status == 404 {
                     removed.append(href)
                 } else if item.property("resourcetype")?.child("collection") == nil {
-                    // Changed, unless its ETag is the one we hold (our own write-back); none said: fetch it.
-                    let etag = item.text("getetag")
-                    if etag == nil || state.etags[href] != etag { changed.append(href) }
+                    reported.append((href, item.text("getetag")))
                 }
             }
             guard let next = answer.syncToken else {
@@ -219,7 +230,13 @@ public final class CardDAVClient: Sendable {
             token = next
             if !truncated { break }
         }
-        let changedSet = Set(changed)
+        if reported.isEmpty, removed.isEmpty, token == start {
+            return ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil,
+                             state: SyncState(syncToken: token, ctag: previous.ctag), requests: 0)
+        }
+        var state = previous.state
+        // Changed, unless its ETag is the one we hold (our own write-back); none said: fetch it.
+        let changedSet = Set(reported.filter { $0.etag == nil || state.etags[$0.href] != $0.etag }.map(\.href))
         removed = removed.filter { !changedSet.contains($0) }
         let (cards, vanished) = try await multiget(location, hrefs: Array(changedSet).sorted(), progress: progress)
         for href in removed + vanished { state.etags[href] = nil }

@@ -79,11 +79,30 @@ public struct SyncState: Sendable, Codable, Equatable {
     }
 }
 
+/// A book's state as handed to `CardDAVClient.sync(book:previous:)`: its
+/// token and ctag, and its ETags behind a closure, read only when the
+/// server's answer names a card.
+public struct PreviousSync: Sendable {
+    public var syncToken: String?
+    public var ctag: String?
+    public var etags: @Sendable () -> [String: String]
+
+    public init(syncToken: String?, ctag: String?, etags: @escaping @Sendable () -> [String: String]) {
+        self.syncToken = syncToken
+        self.ctag = ctag
+        self.etags = etags
+    }
+
+    /// The whole state (reads the ETags).
+    var state: SyncState { SyncState(syncToken: syncToken, ctag: ctag, etags: etags()) }
+}
+
 /// What changed in one address book since the state handed to `sync`.
 public struct ChangeSet: Sendable {
     /// How the change set was found.
     public enum Method: Sendable, Equatable {
-        /// ctag unchanged (a server without sync-collection): nothing asked beyond it.
+        /// Nothing changed: the ctag is the same (a server without
+        /// sync-collection), or sync-collection named no card and kept its token.
         case unchanged
         /// sync-collection from the stored token.
         case incremental

@@ -67,19 +67,35 @@ public struct CardDAVSource: ContactSourceType {
     public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
         CardDAVSource.attempts.withLock { $0[id] = Int64(time(nil)) }
-        let previous = previousState.flatMap(CardDAVState.decode)
+        // The books and their tokens first; the ETags and ids (a line per card)
+        // only when some book changed: an unchanged sync of 10,000 cards then
+        // neither decodes nor rewrites them.
+        let head = previousState.flatMap(CardDAVState.decodeHead)
+        let stored = LazyCardDAVState(previousState)
         let client = try makeClient()
-        let known = previous?.books ?? []
-        let rediscover = full || known.isEmpty
-        let synced: [(AddressBook, ChangeSet)] = try blocking {
-            let books = rediscover ? try await client.discover() : known
-            var result: [(AddressBook, ChangeSet)] = []
-            for book in books {
-                result.append((book, try await client.sync(book: book, since: previous?.sync[book.url])))
+        func syncAll(from head: CardDAVState?) throws -> [(AddressBook, ChangeSet)] {
+            let known = head?.books ?? []
+            let rediscover = full || known.isEmpty
+            return try blocking {
+                let books = rediscover ? try await client.discover() : known
+                var result: [(AddressBook, ChangeSet)] = []
+                for book in books {
+                    let previous = head?.sync[book.url].map { tokens in
+                        PreviousSync(syncToken: tokens.syncToken, ctag: tokens.ctag) { stored.value?.sync[book.url]?.etags ?? [:] }
+                    }
+                    result.append((book, try await client.sync(book: book, previous: previous)))
+                }
+                return result
             }
-            return result
         }
-
+        var synced = try syncAll(from: head)
+        if let previousState, let head, synced.map(\.0) == head.books,
+           synced.allSatisfy({ $0.1.method == .unchanged }) {
+            return SourceOutcome(coverage: .changes(removed: []), state: previousState)
+        }
+        let previous = stored.value
+        // Tokens readable but the card lines not (a damaged state): start over, as with no state.
+        if head != nil, previous == nil { synced = try syncAll(from: nil) }
         let first = previous == nil
         var state = CardDAVState()
         var gone = Set<String>()
@@ -123,7 +139,8 @@ public struct CardDAVSource: ContactSourceType {
                 if let held { emitted.insert(held) }
             }
             state.books.append(book)
-            state.sync[book.url] = changes.state
+            // `.unchanged` hands back no ETags: the stored ones stand.
+            state.sync[book.url] = changes.method == .unchanged ? previous?.sync[book.url] ?? changes.state : changes.state
             state.ids[book.url] = ids
         }
         if first {
@@ -316,15 +333,28 @@ struct CardDAVState: Sendable {
         }
     }
 
-    static func decode(_ text: String) -> CardDAVState? {
-        var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)[...]
-        guard lines.count >= 2, String(Substring(lines.removeFirst())) == header,
-              let head = try? JSONDecoder().decode(Head.self, from: Data(lines.removeFirst())) else { return nil }
+    /// The books and their tokens and ctags only (no ETags, no ids): the
+    /// first two lines.
+    static func decodeHead(_ text: String) -> CardDAVState? {
+        let utf8 = text.utf8
+        guard let end = utf8.firstIndex(of: 0x0A) else { return nil }
+        let rest = utf8[utf8.index(after: end)...]
+        return decode(head: utf8[..<end], rest.prefix { $0 != 0x0A })
+    }
+
+    private static func decode(head first: Substring.UTF8View.SubSequence, _ second: Substring.UTF8View.SubSequence) -> CardDAVState? {
+        guard String(Substring(first)) == header, let head = try? JSONDecoder().decode(Head.self, from: Data(second)) else { return nil }
         var state = CardDAVState()
         state.books = head.books
         for (url, tokens) in head.tokens {
             state.sync[url] = SyncState(syncToken: tokens.first ?? nil, ctag: tokens.count > 1 ? tokens[1] : nil)
         }
+        return state
+    }
+
+    static func decode(_ text: String) -> CardDAVState? {
+        var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)[...]
+        guard lines.count >= 2, var state = decode(head: lines.removeFirst(), lines.removeFirst()) else { return nil }
         var book: String?
         var etags: [String: String] = [:]
         var ids: [String: String] = [:]
@@ -404,5 +434,22 @@ struct CardDAVState: Sendable {
             if let href = ids[book.url]?.first(where: { $0.value == contactID })?.key { return (book.url, href) }
         }
         return nil
+    }
+}
+
+/// The stored state, decoded once on first use (from whichever thread asks first).
+final class LazyCardDAVState: Sendable {
+    private let text: String?
+    private let decoded = Mutex<CardDAVState??>(nil)
+
+    init(_ text: String?) { self.text = text }
+
+    var value: CardDAVState? {
+        decoded.withLock { decoded in
+            if let done = decoded { return done }
+            let state = text.flatMap(CardDAVState.decode)
+            decoded = .some(state)
+            return state
+        }
     }
 }

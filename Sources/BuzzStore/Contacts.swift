@@ -68,6 +68,14 @@ public final class ImportSession {
         self.now = now
         self.includeByDefault = includeByDefault
         existing = [:]
+    }
+
+    /// Reads what the store holds (every contact's id, source and card hash),
+    /// once, when the first card or removal comes: a sync that finds nothing
+    /// changed never pays for it.
+    private func load() throws {
+        guard !loaded else { return }
+        loaded = true
         let rows = try Row.fetchCursor(db, sql: "SELECT id, source, card_hash, has_uid, norm_name FROM contact")
         while let row = try rows.next() {
             let id: String = row[0]
@@ -80,6 +88,7 @@ public final class ImportSession {
         seen.reserveCapacity(existing.count)
         remembered = try Set(String.fetchAll(db, sql: "SELECT id FROM remembered_decision"))
     }
+    private var loaded = false
 
     /// Makes room for about `count` cards up front, so the set of ids read is
     /// not rehashed again and again while a large source streams in.
@@ -106,6 +115,7 @@ public final class ImportSession {
     /// Adds one card: its column values are computed here, and the card is
     /// only read (not copied) unless it has to wait for the end of the source.
     public func add(card: borrowing ContactCard) throws {
+        try load()
         if card.isGroup {
             try leaveOut(group: card.id)
             return
@@ -145,6 +155,7 @@ public final class ImportSession {
     /// Removes the contacts a source said are gone (a CardDAV sync's removed
     /// hrefs), keeping their decisions; ids of other sources are left alone.
     public func remove(ids: [String]) throws {
+        if !ids.isEmpty { try load() }
         for id in ids {
             guard let info = existing[id], info.source == source, !seen.contains(id) else { continue }
             try remove(id)
@@ -213,6 +224,7 @@ public final class ImportSession {
             summary.unpruned.append(source)
             return
         }
+        try load()
         var gone: [String] = []
         for (id, info) in existing where info.source == source && !seenAnywhere.contains(id) { gone.append(id) }
         for id in gone { try remove(id) }

@@ -218,6 +218,40 @@ struct CardDAVSourceTests {
         #expect(text == edited.replacingOccurrences(of: "BDAY:1990-05-17", with: "BDAY:1990-06-07"), "\(text)")
     }
 
+    /// An unchanged server costs the stored state nothing: the per-card lines
+    /// (ETags, ids) are neither decoded nor written again. Shown with a state
+    /// whose card lines no decoder would accept: it comes back as it went in,
+    /// and nothing is emitted; a change on the server then needs them.
+    @Test func anUnchangedSyncHandsBackTheStoredStateUnread() async throws {
+        let server = try await Self.seeded()
+        defer { server.stop() }
+        let sandbox = try Self.sandbox(server)
+        #expect(try await Self.run(sandbox, server, ["sync"]).status == 0)
+        let store = try BuzzDatabase(directory: sandbox.dataDir)
+        let stored = try #require(try store.sourceState("phone")?.state)
+        var lines = stored.split(separator: "\n", omittingEmptySubsequences: false)
+        let firstCard = try #require(lines.firstIndex { $0.contains("\t") })
+        lines[firstCard] = "not a card line"
+        let mangled = lines.joined(separator: "\n")
+        #expect(CardDAVState.decode(mangled) == nil && CardDAVState.decodeHead(mangled) != nil)
+
+        let source = CardDAVSource(id: "phone", label: "phone",
+                                   options: CardDAVSourceOptions(url: server.url + "/", username: server.user,
+                                                                 password: .environment("DAV_PASSWORD")),
+                                   context: SourceContext(environment: ["DAV_PASSWORD": server.password], configDirectory: nil))
+        let emitted = Mutex(0)
+        let outcome = try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        #expect(outcome.coverage == .changes(removed: []))
+        #expect(outcome.state == mangled)
+        #expect(emitted.withLock { $0 } == 0)
+
+        // A changed card: the stored lines are read (here: found unreadable, so it starts over with everything).
+        try await server.putCard("contacts", "bob.vcf", card("bob", "Bob Ray", birthday: "1985-01-02"))
+        let next = try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        #expect(next.coverage == .complete)
+        #expect(emitted.withLock { $0 } == 4)
+    }
+
     @Test func tickSyncsACardDAVSourceOnceItsIntervalHasPassed() async throws {
         let server = try await Self.seeded()
         defer { server.stop() }

@@ -72,10 +72,11 @@ struct RadicaleTests {
         #expect(first.listing?.count == 3)
         #expect(first.state.syncToken != nil && first.state.etags.count == 3)
 
-        // Nothing changed: one sync-collection, nothing fetched.
+        // Nothing changed: one sync-collection, nothing fetched, the state handed in kept.
         try await server.clearRequests()
         let idle = try await client.sync(book: book, since: first.state)
-        #expect(idle.method == .incremental && idle.changed.isEmpty && idle.removed.isEmpty)
+        #expect(idle.method == .unchanged && idle.changed.isEmpty && idle.removed.isEmpty)
+        #expect(idle.state == first.state)
         #expect(try await server.requests().map(\.summary) == ["REPORT sync-collection 207"])
 
         // Add, change, delete on the server; the next sync fetches the two cards that changed, no more.
@@ -128,7 +129,7 @@ struct RadicaleTests {
             == ["REPORT sync-collection 403", "PROPFIND /alice/contacts/ 207", "REPORT addressbook-multiget 207"])
         // The new token works.
         let after = try await client.sync(book: book, since: resync.state)
-        #expect(after.method == .incremental && after.changed.isEmpty)
+        #expect(after.method == .unchanged && after.changed.isEmpty)
     }
 
     @Test func withoutSyncCollectionTheCTagAndETagsDecide() async throws {
