@@ -46,7 +46,7 @@ fi
 [ -x "$BENCH" ] || die "carddav-bench not found at $BENCH"
 # `buzz sync` as installed (README "Install"): the static release build.
 build_buzz " (static, -no-pie; the first static build takes a few minutes)" \
-    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
+    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld
 
 # ---------------------------------------------------------------- data and server
 make_tmproot carddav-bench

@@ -68,7 +68,7 @@ ensure_apprise "$VENV" "$APPRISE_SPEC"
 
 # ---------------------------------------------------------------- buzz
 build_buzz " (the first static build takes a few minutes)" \
-    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --scratch-path "$BUZZ_SCRATCH"
+    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld --scratch-path "$BUZZ_SCRATCH"
 BUZZ_BYTES=$(stat -L -c %s "$BUZZ")
 
 # ---------------------------------------------------------------- temp dirs

@@ -66,7 +66,7 @@ APPRISE=$VENV/bin/apprise
 
 # ---------------------------------------------------------------- buzz
 build_buzz " (the first static build takes a few minutes)" \
-    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --scratch-path "$BUZZ_SCRATCH"
+    -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld --scratch-path "$BUZZ_SCRATCH"
 BUZZ_BYTES=$(stat -L -c %s "$BUZZ")
 if [ "$(head -c 4 "$BUZZ" | od -An -c | tr -d ' ')" != '177ELF' ]; then
     BUZZ_LINK="not an ELF binary"

@@ -13,7 +13,7 @@ PROG=run-status-bench
 . "$HERE/lib.sh"
 N=${1:-10000}
 ROUNDS=${ROUNDS:-30}
-build_buzz " (static, -no-pie)" -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
+build_buzz " (static, -no-pie)" -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld
 make_tmproot buzz-status-bench
 isolate_env
 mkdir -p "$HOME"

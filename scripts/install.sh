@@ -33,7 +33,7 @@ case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
 
 if [ -z "$bin" ]; then
   # Exactly as README "Install": static Swift runtime, fixed address (-no-pie).
-  release=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie)
+  release=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld)
   swift build "${release[@]}" --product buzz >&2
   bin="$(swift build "${release[@]}" --show-bin-path)/buzz"
 fi

@@ -1,7 +1,5 @@
+import CurlSupport
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// XML namespaces CardDAV speaks.
 enum DAVNamespace {
@@ -41,63 +39,69 @@ struct MalformedXML: Error, Sendable {
     var reason: String
 }
 
-/// Reads XML with Foundation's parser (libxml2 underneath; external entities
-/// are not resolved) into a `DAVElement` tree. Never traps on bad input.
+/// Reads XML with libxml2's pull parser (`LibXML2`, loaded on first use; no
+/// network, no DTD, entities left unexpanded) into a `DAVElement` tree. Never
+/// traps on bad input; depth is bounded, so a hostile reply nesting elements
+/// without end cannot exhaust memory through the stack.
 enum DAVXML {
-    static func parse(_ bytes: [UInt8]) throws(MalformedXML) -> DAVElement {
-        let parser = XMLParser(data: Data(bytes))
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        let builder = TreeBuilder()
-        parser.delegate = builder
-        let parsed = parser.parse()
-        guard parsed, builder.failure == nil, let root = builder.root else {
-            let reason = builder.failure ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "no document element"
-            throw MalformedXML(reason: reason.replacingOccurrences(of: "\n", with: " "))
-        }
-        return root
-    }
-}
-
-/// Builds the tree from the parser's events. Depth is bounded so that a hostile
-/// reply nesting elements without end cannot exhaust memory through the stack.
-private final class TreeBuilder: NSObject, XMLParserDelegate {
-    var stack: [DAVElement] = []
-    var root: DAVElement?
-    var failure: String?
     static let maxDepth = 256
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-        guard stack.count < TreeBuilder.maxDepth else {
-            failure = "elements nested deeper than \(TreeBuilder.maxDepth)"
-            parser.abortParsing()
-            return
+    static func parse(_ bytes: [UInt8]) throws(MalformedXML) -> DAVElement {
+        let xml: LibXML2
+        switch LibXML2.shared {
+        case .success(let library): xml = library
+        case .failure(let error): throw MalformedXML(reason: error.description)
         }
-        stack.append(DAVElement(namespace: namespaceURI ?? "", name: elementName, text: "", children: []))
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-        guard let element = stack.popLast() else { return }
-        if stack.isEmpty {
-            root = element
-        } else {
-            stack[stack.count - 1].children.append(element)
+        guard !bytes.isEmpty else { throw MalformedXML(reason: "an empty reply, not XML") }
+        guard bytes.count <= Int(Int32.max) else { throw MalformedXML(reason: "a reply of more than 2 GB") }
+        let sink = XMLErrorSink()
+        var stack: [DAVElement] = []
+        var root: DAVElement?
+        var failure: String?
+        withExtendedLifetime(sink) {
+            bytes.withUnsafeBufferPointer { buffer in
+                let options = LibXML2.noNetwork | LibXML2.noWarnings | LibXML2.cdataAsText
+                let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+                guard let reader = xml.readerForMemory(base, Int32(buffer.count), nil, nil, options) else {
+                    failure = "libxml2 could not start reading"
+                    return
+                }
+                defer { xml.free(reader) }
+                xml.setErrorHandler(reader, XMLErrorSink.handler, Unmanaged.passUnretained(sink).toOpaque())
+                func string(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+                func close() {
+                    guard let element = stack.popLast() else { return }
+                    if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
+                }
+                while true {
+                    let step = xml.read(reader)
+                    if step == 0 { break }
+                    guard step == 1 else {
+                        failure = sink.message ?? "not well-formed XML"
+                        return
+                    }
+                    switch LibXML2.NodeType(rawValue: xml.nodeType(reader)) {
+                    case .element:
+                        guard stack.count < maxDepth else {
+                            failure = "elements nested deeper than \(maxDepth)"
+                            return
+                        }
+                        stack.append(DAVElement(namespace: string(xml.namespaceURI(reader)), name: string(xml.localName(reader)),
+                                                text: "", children: []))
+                        if xml.isEmptyElement(reader) == 1 { close() }
+                    case .endElement:
+                        close()
+                    case .text, .cdata, .whitespace, .significantWhitespace:
+                        if !stack.isEmpty { stack[stack.count - 1].text += string(xml.value(reader)) }
+                    case nil:
+                        break  // comments, processing instructions, entity references: not ours
+                    }
+                }
+            }
         }
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        guard !stack.isEmpty else { return }
-        stack[stack.count - 1].text += string
-    }
-
-    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        guard !stack.isEmpty else { return }
-        stack[stack.count - 1].text += String(decoding: CDATABlock, as: UTF8.self)
-    }
-
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        if failure == nil { failure = "\(parseError.localizedDescription)" }
+        if let failure { throw MalformedXML(reason: failure) }
+        guard let root, stack.isEmpty else { throw MalformedXML(reason: sink.message ?? "no document element") }
+        return root
     }
 }
 

@@ -68,50 +68,7 @@ enum ICSExport {
         return (context.configPath as NSString).deletingLastPathComponent + "/" + expanded
     }
 
-    /// Writes `text` through a temporary file and a rename, so a calendar app
-    /// never reads half a file; a failure is a one-line runtime error that names
-    /// the cause. For `--output` the folder must exist (a typo creates nothing,
-    /// as `curl -o`); the configured `[export] ics` path gets its folder made.
     static func write(_ text: String, to path: String, makingFolder: Bool = false) throws {
-        let folder = BuzzDatabase.parentFolder(of: path)
-        let shown = folder.isEmpty ? "." : folder
-        var info = stat()
-        if makingFolder, !folder.isEmpty, stat(folder, &info) != 0 {
-            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
-        guard stat(shown, &info) == 0 else {
-            throw CLIError.runtime("\(path): cannot write the calendar (\(shown): \(String(cString: strerror(errno))))")
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw CLIError.runtime("\(path): cannot write the calendar (\(shown) is not a folder)")
-        }
-        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-            throw CLIError.runtime("\(path): cannot write the calendar (it is a folder; name a file)")
-        }
-        let temporary = (folder.isEmpty ? "" : folder + "/") + ".buzz-ics-\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw CLIError.runtime("\(path): cannot write the calendar (\(String(cString: strerror(errno))))")
-        }
-        var failure: Int32 = 0
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += count
-            }
-        }
-        if close(fd) != 0, failure == 0 { failure = errno }
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        if failure != 0 {
-            unlink(temporary)
-            throw CLIError.runtime("\(path): cannot write the calendar (\(String(cString: strerror(failure))))")
-        }
+        try AtomicFile.write(text, to: path, what: "the calendar", mode: 0o644, makingFolder: makingFolder)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzStore
 import Foundation
 
 struct InitCommand: ParsableCommand {
@@ -36,15 +37,13 @@ struct InitCommand: ParsableCommand {
         } catch {
             throw CLIError.runtime("internal: the starter config does not validate: \(error)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            chmod(path, 0o600)
-        } catch {
-            throw CLIError.runtime("\(path): cannot write (\(error.localizedDescription))")
+        let directory = BuzzDatabase.parentFolder(of: path)
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
         }
+        // 0600 from the first byte: a config may hold an SMTP password.
+        try AtomicFile.write(text, to: path, what: "the config", mode: 0o600)
         print("wrote \(path)")
         print("next: buzz import ~/contacts.vcf   then: buzz list")
     }

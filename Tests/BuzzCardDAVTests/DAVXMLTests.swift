@@ -43,6 +43,24 @@ import Testing
         #expect(root?.child("sync-token")?.text.contains("root:") != true)
     }
 
+    @Test func internalEntitiesAreNotExpanded() {
+        // "Billion laughs": ten levels of ten, a 10^9-fold text if expanded.
+        var doctype = "<!DOCTYPE multistatus [<!ENTITY l0 \"ha\">"
+        for level in 1...9 { doctype += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">" }
+        let xml = "<?xml version=\"1.0\"?>" + doctype + "]><multistatus xmlns=\"DAV:\"><sync-token>&l9;</sync-token></multistatus>"
+        let root = try? DAVXML.parse(Array(xml.utf8))
+        #expect((root?.child("sync-token")?.text.utf8.count ?? 0) < 100)
+    }
+
+    @Test func theReasonIsTheParsersOnOneLine() {
+        do {
+            _ = try DAVXML.parse(Array("<a>\n<b></c></a>".utf8))
+            Issue.record("parsed")
+        } catch {
+            #expect(error.reason.contains("mismatch") && !error.reason.contains("\n"), "\(error.reason)")
+        }
+    }
+
     @Test func domainsForCredentials() {
         #expect(sameDomain("p42-contacts.icloud.com", "contacts.icloud.com"))
         #expect(sameDomain("dav.example.co.uk", "www.example.co.uk"))

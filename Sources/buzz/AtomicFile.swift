@@ -1,0 +1,57 @@
+import BuzzStore
+import Foundation
+
+/// Whole-file writes for the commands that write files (`export ics`, `init`).
+enum AtomicFile {
+    /// Writes `text` through a temporary file (created with `mode`) and a
+    /// rename, so a reader never sees half a file; a failure is a one-line
+    /// runtime error that names `what` and the cause. Without `makingFolder`
+    /// the folder must exist (`export ics --output`: a typo creates nothing, as
+    /// `curl -o`); with it the folder is made (`[export] ics`, `init`).
+    ///
+    /// Not `Data.write(options: .atomic)`: its failures read "The operation
+    /// could not be completed", and the mode would be set only after the text
+    /// is on disk.
+    static func write(_ text: String, to path: String, what: String, mode: mode_t, makingFolder: Bool = false) throws {
+        let folder = BuzzDatabase.parentFolder(of: path)
+        let shown = folder.isEmpty ? "." : folder
+        var info = stat()
+        if makingFolder, !folder.isEmpty, stat(folder, &info) != 0 {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        guard stat(shown, &info) == 0 else {
+            throw CLIError.runtime("\(path): cannot write \(what) (\(shown): \(String(cString: strerror(errno))))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw CLIError.runtime("\(path): cannot write \(what) (\(shown) is not a folder)")
+        }
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw CLIError.runtime("\(path): cannot write \(what) (it is a folder; name a file)")
+        }
+        let temporary = (folder.isEmpty ? "" : folder + "/") + ".buzz-\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw CLIError.runtime("\(path): cannot write \(what) (\(String(cString: strerror(errno))))")
+        }
+        var failure: Int32 = 0
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let count = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += count
+            }
+        }
+        if close(fd) != 0, failure == 0 { failure = errno }
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw CLIError.runtime("\(path): cannot write \(what) (\(String(cString: strerror(failure))))")
+        }
+    }
+}
