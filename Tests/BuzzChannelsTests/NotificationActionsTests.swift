@@ -118,6 +118,13 @@ struct NotificationActionsTests {
         try await daemon.waitForLog("notification 77, which is not one this data dir showed")
         #expect(try sink.messages().count == 1)
 
+        // Listening costs no wake-up while nothing happens (poll(2) without a timeout).
+        try await Task.sleep(for: .seconds(1))
+        let before = daemon.wakeUps()
+        #expect(before > 0)  // the count is read at all
+        try await Task.sleep(for: .seconds(3))
+        #expect(daemon.wakeUps() == before, "buzz run woke while idle:\n\(daemon.log)")
+
         #expect(kill(daemon.pid, SIGTERM) == 0)
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
         #expect(!daemon.log.contains("Ana"), "contact names stay out of the log at info level: \(daemon.log)")
@@ -205,5 +212,17 @@ struct NotificationActionsTests {
         #expect(!daemon.log.contains("listening for notification actions"), "\(daemon.log)")
         #expect(kill(daemon.pid, SIGTERM) == 0)
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+}
+
+extension DaemonProcess {
+    /// Voluntary context switches of all the daemon's threads so far: unchanged while it is idle.
+    func wakeUps() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { sum, task in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            return sum + (line.flatMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0)
+        }
     }
 }
