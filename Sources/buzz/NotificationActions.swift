@@ -75,7 +75,7 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
     func shown(notification id: UInt32, message: Message, channel: String) {
         guard let contact = message.contact else { return }
         let shown = ShownNotification(id: id, eventID: message.id, contactID: contact.id, channel: channel,
-                                      shownAt: Int64(Date().timeIntervalSince1970))
+                                      shownAt: WallClockTimer.now())
         do {
             try store.recordShown(shown)
         } catch {
@@ -152,20 +152,27 @@ extension BirthdayDaemon {
 
     /// "Send wishes": `buzz wish` for the contact, without a terminal. Its rules
     /// hold: once per birthday (the ledger), a compose or share route only opens
-    /// or copies the text; only a configured channel route sends.
+    /// or copies the text; only a configured channel route sends. What happened
+    /// (sent to whom, the text to share, or why not) comes back as a notification
+    /// through the channel that showed the reminder: a click has no terminal.
     private func wish(_ shown: ShownNotification, setup: DaemonSetup, now: Int64) async {
         var context = setup.context
         context.now = now
         let logger = logger
+        let told = ToldLines()
         do {
-            guard let contact = try store.allContacts().first(where: { $0.id == shown.contactID }) else {
+            // An id matches first; a contact that is gone would fall back to a name match, hence the check.
+            guard let contact = try store.findContacts(shown.contactID).first(where: { $0.id == shown.contactID }) else {
                 logger.notice("wish from notification \(shown.id): contact \(shown.contactID) is gone")
                 return
             }
             let templates = try MessageTemplates(overrideDirectories: context.templateDirectories)
             var ask = AskFlow(context: context, store: store, templates: templates, wiring: ChannelWiring(context: context))
             ask.interactive = false
-            ask.say = { line in logger.debug("\(line)") }
+            ask.say = { line in
+                logger.debug("\(line)")
+                told.append(line)
+            }
             let flow = WishFlow(ask: ask, offerRoutes: false)
             try await flow.wish(contact)
             logger.info("wish for \(shown.contactID) done (from notification \(shown.id))")
@@ -173,8 +180,34 @@ extension BirthdayDaemon {
             // The message names the contact: debug level only.
             logger.info("no wish for \(shown.contactID) from notification \(shown.id) (\(error.status == 2 ? "refused" : "failed"))")
             logger.debug("\(error.message)")
+            told.append(error.message)
         } catch {
             logger.error("wish for \(shown.contactID) failed: \(error)")
+            told.append("The wish could not be sent: \(error)")
         }
+        await tell(told.text, about: shown, context: context)
     }
+
+    /// A plain notification (no actions) through the channel that showed the reminder.
+    private func tell(_ body: String, about shown: ShownNotification, context: Context) async {
+        guard !body.isEmpty, let config = context.config.resolvedChannel(named: shown.channel),
+              case .success(let channel) = ChannelWiring(context: context).build(config) else { return }
+        let message = Message(kind: .message, id: shown.eventID + "/wish-notice", title: "Send wishes", body: body,
+                              contact: .init(id: shown.contactID, name: ""))
+        do {
+            try await channel.deliver(message)
+        } catch {
+            logger.notice("cannot show how the wish went via \(shown.channel): \(error)")
+        }
+        await channel.shutdown()
+    }
+}
+
+/// What the wish flow said, for the notification that tells the user.
+private final class ToldLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
 }

@@ -75,8 +75,18 @@ struct NotificationActionsTests {
         return sandbox
     }
 
-    /// The Notify calls the server logged, one entry each (a body's line breaks stay in its entry).
+    /// The reminders the server was asked to show, one logged Notify call each
+    /// (a body's line breaks stay in its entry).
     static func notifications(_ bus: PrivateBus) throws -> [String] {
+        try allNotifications(bus).filter { $0.contains("birthday today") }
+    }
+
+    /// The notices that say how a "Send wishes" click went.
+    static func notices(_ bus: PrivateBus) throws -> [String] {
+        try allNotifications(bus).filter { $0.contains(#""x-office-calendar" "Send wishes""#) }
+    }
+
+    static func allNotifications(_ bus: PrivateBus) throws -> [String] {
         Array(try bus.log().components(separatedBy: #"Notify "BirthdayBuzz""#).dropFirst())
     }
 
@@ -108,10 +118,17 @@ struct NotificationActionsTests {
         try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
         let mail = try await sink.waitForMessages(count: 1)
         #expect(mail.count == 1 && mail.first?.rcptTos == ["ana@example.org"], "\(daemon.log)")
+        // A click has no terminal: a notice (without buttons) says what happened.
+        try await Self.waitFor("the notice") { try Self.notices(bus).count == 1 }
+        let sent = try Self.notices(bus)[0]
+        #expect(sent.contains("Ana Lima: wished by email at ana@example.org") && sent.contains(" [] {"), "\(sent)")
 
         // Clicked again (a server that keeps the notification): the ledger says wished already.
         try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
         try await daemon.waitForLog("no wish for ana from notification 1 (refused)")
+        try await Self.waitFor("the second notice") { try Self.notices(bus).count == 2 }
+        let refused = try Self.notices(bus)[1]
+        #expect(refused.contains("again needs --force"), "\(refused)")
         // Another application's action on some notification, and an id we never showed: nothing happens.
         try await bus.emitActionInvoked(id: 1, key: "default")
         try await bus.emitActionInvoked(id: 77, key: "birthdaybuzz-wish")
