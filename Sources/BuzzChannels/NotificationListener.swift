@@ -15,8 +15,9 @@ public enum NotificationSignal: Sendable, Equatable {
     case closed(id: UInt32, reason: UInt32)
     /// The listener is connected and its match rules are in place.
     case listening
-    /// The listener stopped: the bus could not be reached, or hung up (`detail` says which).
-    case stopped(detail: String)
+    /// The listener ended: `problem` says why (the bus could not be reached, or
+    /// hung up); nil when `stop()` ended it.
+    case stopped(problem: String?)
 }
 
 /// Hears `ActionInvoked` and `NotificationClosed` from the notification server
@@ -91,7 +92,7 @@ public final class NotificationListener: Sendable {
         let stopRead = ends[0]
         let environment = environment, timeout = timeout, handle = handle, shared = shared
         let thread = Thread {
-            let detail = Self.listen(environment: environment, timeout: timeout, stopRead: stopRead, handle: handle)
+            let problem = Self.listen(environment: environment, timeout: timeout, stopRead: stopRead, handle: handle)
             close(stopRead)
             shared.state.withLock { state in
                 // Unless stop() already closed the write end and cleared the state.
@@ -101,7 +102,7 @@ public final class NotificationListener: Sendable {
                     state.running = false
                 }
             }
-            handle(.stopped(detail: detail))
+            handle(.stopped(problem: problem))
         }
         thread.name = "birthdaybuzz.dbus.listen"
         thread.start()
@@ -120,9 +121,9 @@ public final class NotificationListener: Sendable {
     // MARK: - The listener's thread
 
     /// Connects, adds the match rules, then reads signals until the bus hangs up
-    /// or the stop pipe closes. Returns why it ended, as one line.
+    /// or the stop pipe closes. Returns what went wrong, as one line; nil after `stop()`.
     private static func listen(environment: [String: String], timeout: Int32, stopRead: Int32,
-                               handle: @Sendable (NotificationSignal) -> Void) -> String {
+                               handle: @Sendable (NotificationSignal) -> Void) -> String? {
         let lib: LibDBus
         do throws(DBusFailure) {
             lib = try LibDBus.get()
@@ -174,7 +175,7 @@ public final class NotificationListener: Sendable {
                 if errno == EINTR { continue }
                 return "poll failed: \(String(cString: strerror(errno)))"
             }
-            if watched[1].revents != 0 { return "stopped" }
+            if watched[1].revents != 0 { return nil }
             // Reads what is there without blocking; false once the bus is gone.
             if lib.dbus_connection_read_write(connection, 0) == 0
                 || lib.dbus_connection_get_is_connected(connection) == 0 {

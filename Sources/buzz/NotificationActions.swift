@@ -92,8 +92,8 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
         switch signal {
         case .listening:
             logger.info("listening for notification actions")
-        case .stopped(let detail):
-            if detail != "stopped" { logger.notice("no longer listening for notification actions: \(detail)") }
+        case .stopped(let problem):
+            if let problem { logger.notice("not listening for notification actions: \(problem)") }
         case .closed(let id, _):
             // Closed means no action can come for it any more.
             do { try store.forgetShown(id: id) } catch { logger.error("cannot forget notification \(id): \(error)") }
