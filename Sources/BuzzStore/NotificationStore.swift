@@ -77,8 +77,11 @@ extension BuzzDatabase {
         try write { db in try db.execute(sql: "DELETE FROM notification WHERE id = ?", arguments: [Int64(id)]) }
     }
 
-    /// Whether any shown notification is kept: `run` then listens from its start.
-    public func hasShownNotifications() throws -> Bool {
-        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notification)") ?? false }
+    /// Whether a notification shown at `since` or later is kept: `run` then listens from its start.
+    public func hasShownNotifications(since: Int64 = .min) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notification WHERE shown_at >= ?)",
+                              arguments: [since]) ?? false
+        }
     }
 }

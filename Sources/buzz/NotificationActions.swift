@@ -52,7 +52,8 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
     /// At the daemon's start: listen when notifications of an earlier run may still be clicked.
     func startIfNotificationsAreKept() {
         do {
-            if try store.hasShownNotifications() { listener.start() }
+            let kept = WallClockTimer.now() - BuzzDatabase.shownNotificationRetention
+            if try store.hasShownNotifications(since: kept) { listener.start() }
         } catch {
             logger.error("cannot read the shown notifications: \(error)")
         }

@@ -29,6 +29,8 @@ import Testing
         try database.recordShown(ShownNotification(id: 2, eventID: "b/0/2027-03-20", contactID: "b", channel: "d", shownAt: 20 * day))
         #expect(try database.shownNotification(id: 1) == nil)
         #expect(try database.shownNotification(id: 2) != nil)
+        #expect(try database.hasShownNotifications(since: 20 * day))
+        #expect(try !database.hasShownNotifications(since: 20 * day + 1))
         // Ids are UInt32: the largest one round-trips.
         let large = ShownNotification(id: .max, eventID: "c/0/2027-03-20", contactID: "c", channel: "d", shownAt: 20 * day)
         try database.recordShown(large)
