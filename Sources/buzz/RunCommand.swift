@@ -370,7 +370,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             case .failed: logger.error("failed \(what)\(why)")
             default: logger.notice("\(delivery.status.rawValue) \(what)\(why)")
             }
-            if let contactID = PlannedEvent.parse(delivery.id)?.contactID, let name = names[contactID] {
+            let reminderID = PlannedEvent.snoozed(delivery.id)?.base ?? delivery.id
+            if let contactID = PlannedEvent.parse(reminderID)?.contactID, let name = names[contactID] {
                 logger.debug("\(delivery.id) is \(name)'s")
             }
         }
