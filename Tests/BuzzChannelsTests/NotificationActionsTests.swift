@@ -9,7 +9,8 @@ import Testing
 /// The day-of reminder fires at the minute before the test starts (the
 /// contact imported before it), so the daemon's first pass delivers it at once
 /// (catch-up): no test waits for a minute boundary. The snooze is "2s".
-@Suite(.timeLimit(.minutes(2)))
+/// Started in the first two minutes of a UTC day, a test first waits for the third.
+@Suite(.timeLimit(.minutes(4)))
 struct NotificationActionsTests {
     static let gate = ServerGate.allows(.dbus) && ServerGate.allows(.smtp)
     static let actions = #"["birthdaybuzz-wish", "Send wishes", "birthdaybuzz-snooze", "Remind me later"]"#
