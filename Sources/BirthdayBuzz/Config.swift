@@ -25,6 +25,8 @@ public struct BuzzConfig: Sendable {
         public var maxPending = 64
         /// Seconds.
         public var catchUp = 12 * 3_600
+        /// Seconds until a reminder snoozed from its notification ("Remind me later") comes back.
+        public var snooze = 3_600
     }
 
     /// `[anniversaries]` (DESIGN §3b): the second occasion.

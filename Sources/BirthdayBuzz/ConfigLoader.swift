@@ -111,6 +111,10 @@ extension BuzzConfig {
                 self.reminders.maxPending = max
             }
             if let catchUp = try reminders.duration("catch_up") { self.reminders.catchUp = catchUp }
+            if let snooze = try reminders.duration("snooze") {
+                guard snooze > 0 else { throw reminders.problem("snooze", "must be longer than 0s") }
+                self.reminders.snooze = snooze
+            }
             try reminders.finish()
         }
 

@@ -127,9 +127,11 @@ public final class Dispatcher: Sendable {
 
         // Rows left unfinished: a crash mid-send, due retries, pending rows.
         // Asks share the ledger but are the ask flow's to resume.
+        // A snoozed reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
         for row in try ledger.unfinished() where row.kind == .reminder {
-            guard let parts = PlannedEvent.parse(row.eventID), let contact = byID[parts.contactID],
-                  let event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
+            let snoozed = PlannedEvent.snoozed(row.eventID)
+            guard let parts = PlannedEvent.parse(snoozed?.base ?? row.eventID), let contact = byID[parts.contactID],
+                  var event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
                 // The contact is gone or no longer included: nothing to send.
                 var done = row
                 done.state = .skipped
@@ -144,6 +146,10 @@ public final class Dispatcher: Sendable {
                 try record(done)
                 report.missed += 1
                 continue
+            }
+            if snoozed != nil {
+                event.id = row.eventID
+                if row.state == .pending, let time = row.nextAttemptAt, time > now { continue }  // not yet
             }
             if row.state == .retrying, let next = row.nextAttemptAt, next > now {
                 report.retrying += 1
@@ -300,7 +306,8 @@ public final class Dispatcher: Sendable {
         let nextFire = planner.upcoming(contacts, now: now, limit: 1,
                                         recorded: try ledger.recorded(around: now, planner: planner, contacts: contacts)).first?.fireAt
         let nextRetry = try ledger.unfinished().filter { $0.kind == .reminder }.compactMap { row -> Int64? in
-            row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
+            // Retries, and snoozed reminders (`pending` until their time), at their time; the rest at once.
+            row.state == .retrying || row.state == .pending ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()
         switch (nextFire, nextRetry) {
         case let (fire?, retry?): return min(fire, retry)

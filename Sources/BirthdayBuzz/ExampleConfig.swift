@@ -78,6 +78,9 @@ max_pending = 64
 # A reminder up to this late (the machine was off or asleep) is still sent;
 # older ones are recorded as missed instead of flooding you.
 catch_up = "12h"
+# "Remind me later" on a desktop reminder (shown with `buzz run` on a
+# notification server that supports actions) brings it back after this long.
+snooze = "1h"
 
 [anniversaries]
 # Anniversaries (ANNIVERSARY, Apple's X-ABDATE labelled Anniversary, …, or

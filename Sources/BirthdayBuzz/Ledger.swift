@@ -106,4 +106,20 @@ extension PlannedEvent {
         let contact = parts[0].replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%")
         return (contact, occasion, offset, date)
     }
+
+    /// The id of the reminder "Remind me later" brings back (DESIGN §6a):
+    /// `<event-id>/snooze/1`, and for a snoozed one the next number, so a second
+    /// click on the same notification names the same event (and is not sent twice).
+    public static func snoozeID(after eventID: String) -> String {
+        if let snoozed = snoozed(eventID) { return snoozed.base + "/snooze/\(snoozed.count + 1)" }
+        return eventID + "/snooze/1"
+    }
+
+    /// A snoozed reminder's id split into the reminder it brings back and its
+    /// number (`…/snooze/2` → (…, 2)); nil for every other id.
+    public static func snoozed(_ id: String) -> (base: String, count: Int)? {
+        guard let marker = id.range(of: "/snooze/", options: .backwards),
+              let count = Int(id[marker.upperBound...]), count > 0 else { return nil }
+        return (String(id[..<marker.lowerBound]), count)
+    }
 }

@@ -27,6 +27,8 @@ public struct DBusChannel: NotificationChannel {
     /// Seconds to wait for the bus and the notification server, per call.
     public let timeout: Double
     let connection: DBusConnection
+    /// Who keeps the notification ids of reminders that carry actions (the daemon); nil: no actions.
+    let actions: (any NotificationActionRecorder)?
 
     /// - Parameter environment: where the session bus address is looked up (the process environment, normally).
     public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String]) {
@@ -34,11 +36,22 @@ public struct DBusChannel: NotificationChannel {
                   connection: DBusConnection(environment: environment))
     }
 
-    init(name: String, options: ChannelConfig.DBus, timeout: Double, connection: DBusConnection) {
+    /// - Parameter actions: set by `buzz run` only: a day-of reminder then offers
+    ///   "Send wishes" and "Remind me later" on a server with the `actions`
+    ///   capability, and `actions` hears which notification id it got.
+    public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String],
+                actions: (any NotificationActionRecorder)?) {
+        self.init(name: name, options: options, timeout: timeout,
+                  connection: DBusConnection(environment: environment), actions: actions)
+    }
+
+    init(name: String, options: ChannelConfig.DBus, timeout: Double, connection: DBusConnection,
+         actions: (any NotificationActionRecorder)? = nil) {
         self.name = name
         self.options = options
         self.timeout = timeout
         self.connection = connection
+        self.actions = actions
     }
 
     /// Shows `message` as a desktop notification; throws a temporary `DeliveryError` without a bus or server.
@@ -48,14 +61,29 @@ public struct DBusChannel: NotificationChannel {
 
     /// Delivers `message` and returns the id the notification server gave it.
     public func deliverReturningID(_ message: Message) async throws(DeliveryError) -> UInt32 {
-        let markup = try await serverReadsMarkup()
+        let capabilities = try await serverCapabilities()
+        let offered = actions != nil && capabilities.contains("actions") && Self.offersActions(message)
         let call = Self.notify(message, urgency: options.urgency, expireTimeout: options.expireTimeout,
-                               escapingMarkup: markup)
+                               escapingMarkup: capabilities.contains("body-markup"),
+                               actions: offered ? Self.reminderActions : [])
         let reply = try await perform(call)
         guard case .uint32(let id)? = reply.first else {
             throw .temporary("\(name): the notification server answered Notify without a notification id")
         }
+        if offered, let actions { actions.shown(notification: id, message: message, channel: name) }
         return id
+    }
+
+    /// The action key of "Send wishes" (namespaced: the server's signals reach every listener on the bus).
+    public static let wishAction = "birthdaybuzz-wish"
+    /// The action key of "Remind me later".
+    public static let snoozeAction = "birthdaybuzz-snooze"
+    /// `Notify`'s actions argument: key, label, key, label.
+    static let reminderActions = [wishAction, "Send wishes", snoozeAction, "Remind me later"]
+
+    /// Actions go on the day-of birthday reminder (a snoozed one included): the day to wish.
+    static func offersActions(_ message: Message) -> Bool {
+        message.kind == .reminder && message.daysUntil == 0 && message.contact != nil
     }
 
     /// Checks that a session bus is there and a notification server answers on it.
@@ -73,7 +101,7 @@ public struct DBusChannel: NotificationChannel {
     /// The `Notify` call for `message` (the specification's argument order:
     /// app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout).
     static func notify(_ message: Message, urgency channelUrgency: ChannelConfig.Urgency, expireTimeout: Int,
-                       escapingMarkup: Bool) -> DBusMethodCall {
+                       escapingMarkup: Bool, actions: [String] = []) -> DBusMethodCall {
         let hints: [(key: String, value: DBusValue)] = [
             ("urgency", .byte(urgencyByte(urgency(of: message, channel: channelUrgency)))),
             ("category", .string(category(of: message.kind))),
@@ -86,7 +114,7 @@ public struct DBusChannel: NotificationChannel {
             .string("x-office-calendar"),
             .string(message.title),
             .string(escapingMarkup ? escapeMarkup(message.body) : message.body),
-            .strings([]),
+            .strings(actions),
             .variants(hints),
             .int32(Int32(clamping: max(-1, expireTimeout))),
         ]
@@ -137,11 +165,11 @@ public struct DBusChannel: NotificationChannel {
         return escaped
     }
 
-    /// Whether the server treats the body as markup; asked once per connection.
-    private func serverReadsMarkup() async throws(DeliveryError) -> Bool {
+    /// What the server can do (`body-markup`, `actions`, …); asked once per connection.
+    private func serverCapabilities() async throws(DeliveryError) -> [String] {
         let reply = try await perform(Self.server(member: "GetCapabilities"), oncePerConnection: true)
-        guard case .strings(let capabilities)? = reply.first else { return false }
-        return capabilities.contains("body-markup")
+        guard case .strings(let capabilities)? = reply.first else { return [] }
+        return capabilities
     }
 
     private func perform(_ call: DBusMethodCall, oncePerConnection: Bool = false) async throws(DeliveryError) -> [DBusValue] {
@@ -194,6 +222,13 @@ public struct DBusChannel: NotificationChannel {
     private static func formatted(seconds: Double) -> String {
         seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
     }
+}
+
+/// Keeps what a notification with actions was about, so that a click on it
+/// (maybe heard by a later daemon) finds its event (DESIGN §6a). `buzz run` only.
+public protocol NotificationActionRecorder: Sendable {
+    /// The server showed `message` as notification `id`, with the reminder's actions, for channel `channel`.
+    func shown(notification id: UInt32, message: Message, channel: String)
 }
 
 extension DBusChannel {

@@ -272,7 +272,7 @@ final class DBusConnection: @unchecked Sendable {
 extension LibDBus {
     /// Says Hello to the bus, as `dbus_bus_register` does, but within the channel's timeout
     /// (`dbus_bus_register` waits libdbus's default 25 s for a bus that does not answer).
-    fileprivate func register(_ connection: OpaquePointer, timeout: Int32) throws(DBusFailure) -> String {
+    func register(_ connection: OpaquePointer, timeout: Int32) throws(DBusFailure) -> String {
         let hello = DBusMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                    interface: "org.freedesktop.DBus", member: "Hello")
         guard case .string(let name)? = try send(hello, over: connection, timeout: timeout).first else {
@@ -283,7 +283,7 @@ extension LibDBus {
     }
 
 
-    fileprivate func send(_ call: DBusMethodCall, over connection: OpaquePointer,
+    func send(_ call: DBusMethodCall, over connection: OpaquePointer,
                              timeout: Int32) throws(DBusFailure) -> [DBusValue] {
         guard let message = dbus_message_new_method_call(call.destination, call.path, call.interface, call.member) else {
             throw .outOfMemory
@@ -391,7 +391,7 @@ extension LibDBus {
     }
 
     /// The reply's top-level values that `DBusValue` can hold; others are left out.
-    fileprivate func values(of reply: OpaquePointer) -> [DBusValue] {
+    func values(of reply: OpaquePointer) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(reply, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
@@ -438,7 +438,7 @@ extension LibDBus {
     }
 
     /// A libdbus error's message as one line.
-    fileprivate func text(of error: inout DBusError) -> String {
+    func text(of error: inout DBusError) -> String {
         guard dbus_error_is_set(&error) != 0, let message = error.message else { return "unknown D-Bus error" }
         return String(cString: message).split(whereSeparator: \.isNewline).joined(separator: " ")
     }

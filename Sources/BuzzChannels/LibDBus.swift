@@ -46,6 +46,8 @@ struct LibDBus: @unchecked Sendable {
     let dbus_message_iter_get_element_type: @convention(c) (Iter?) -> Int32
     let dbus_message_iter_get_basic: @convention(c) (Iter?, UnsafeMutableRawPointer?) -> Void
     let dbus_message_iter_recurse: @convention(c) (Iter?, Iter?) -> Void
+    let dbus_connection_get_unix_fd: @convention(c) (Connection?, UnsafeMutablePointer<Int32>?) -> dbus_bool_t
+    let dbus_message_is_signal: @convention(c) (Message?, CString?, CString?) -> dbus_bool_t
 
     /// The process's libdbus, loaded once with its thread locks on (libdbus is
     /// used from whichever thread runs a connection's queue).
@@ -94,5 +96,7 @@ struct LibDBus: @unchecked Sendable {
         dbus_message_iter_get_element_type = try library.function("dbus_message_iter_get_element_type")
         dbus_message_iter_get_basic = try library.function("dbus_message_iter_get_basic")
         dbus_message_iter_recurse = try library.function("dbus_message_iter_recurse")
+        dbus_connection_get_unix_fd = try library.function("dbus_connection_get_unix_fd")
+        dbus_message_is_signal = try library.function("dbus_message_is_signal")
     }
 }

@@ -11,15 +11,18 @@ public struct ChannelContext: Sendable {
     public var scrubber: SecretScrubber
     /// Where the console channel writes (standard output by default).
     public var consoleOutput: @Sendable (String) -> Void
+    /// Set by `buzz run`: dbus channels offer actions on day-of reminders and report their ids here.
+    public var notificationActions: (any NotificationActionRecorder)?
 
     public init(environment: [String: String], configDirectory: String?, scrubber: SecretScrubber,
                 consoleOutput: @escaping @Sendable (String) -> Void = { text in
                     FileHandle.standardOutput.write(Data(text.utf8))
-                }) {
+                }, notificationActions: (any NotificationActionRecorder)? = nil) {
         self.environment = environment
         self.configDirectory = configDirectory
         self.scrubber = scrubber
         self.consoleOutput = consoleOutput
+        self.notificationActions = notificationActions
     }
 
     /// A path from the config, with `~/` expanded and relative paths read from the config folder.
@@ -45,7 +48,8 @@ public struct ChannelRegistry: Sendable {
         "console": { config, context in ConsoleChannel(name: config.name, output: context.consoleOutput) },
         "dbus": { config, context in
             guard case .dbus(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
-            return DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment)
+            return DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment,
+                               actions: context.notificationActions)
         },
         "smtp": { config, context in
             guard case .smtp(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }

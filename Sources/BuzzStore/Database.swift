@@ -240,6 +240,7 @@ public final class BuzzDatabase: Sendable {
         }
         registerOccasions(&migrator)
         registerStatusIndex(&migrator)
+        registerNotifications(&migrator)
         return migrator
     }
 

@@ -118,6 +118,11 @@ struct AskFlow {
     var via: BuzzConfig.AskRoute?
     var dryRun = false
     var force = false
+    /// Whether a terminal may be asked to pick an address (false in the daemon: a click has no terminal).
+    var interactive = true
+    /// Where what happened is told: standard output for a command; the daemon's
+    /// debug log for a click on a notification (the lines name the contact).
+    var say: @Sendable (String) -> Void = { print($0) }
 
     /// "Kim was asked on 2027-01-01 by sms (again from 2027-01-31)" while the
     /// contact is within `ask.cooldown_days` (and neither --force nor --dry-run).
@@ -164,7 +169,7 @@ struct AskFlow {
     func chooseRoute(for contact: Contact, doing verb: String, offerRoutes: Bool = false) throws -> AskPlan.Route {
         let plan = AskPlan(card: contact.card, config: context.config, only: via)
         var routes = plan.routes
-        if offerRoutes, via == nil, routes.count > 1, !dryRun, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
+        if offerRoutes, interactive, via == nil, routes.count > 1, !dryRun, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
             let labels = routes.map { "\(Self.how($0))" + ($0.kind == .share ? "" : $0.address.map { " to \($0)" } ?? "") }
             let choice = pickIndex(labels, prompt: "How to reach \(contact.name)?")
             routes = [routes[choice]]
@@ -174,10 +179,10 @@ struct AskFlow {
             throw CLIError.request("\(contact.name): no way to \(verb)\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
         }
         if route.candidates.count > 1, route.kind != .share {
-            if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1, !dryRun {
+            if interactive, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1, !dryRun {
                 route.address = pick(route.candidates, for: contact.name)
             } else {
-                print("\(contact.name): \(route.candidates.count) \(route.kind == .sms ? "numbers" : "addresses"); using \(route.address ?? "") (\(route.kind == .sms ? "cell first, then preferred" : "preferred first"))")
+                say("\(contact.name): \(route.candidates.count) \(route.kind == .sms ? "numbers" : "addresses"); using \(route.address ?? "") (\(route.kind == .sms ? "cell first, then preferred" : "preferred first"))")
             }
         }
         return route
@@ -202,7 +207,7 @@ struct AskFlow {
                 throw CLIError.request("\(contact.name): no usable email address")
             }
             try compose(link)
-            print("\(contact.name): opened your mail client for \(address)")
+            say("\(contact.name): opened your mail client for \(address)")
         case .sms, .email:
             try await send(route: route, text: text, contact: contact, eventID: eventID, kind: kind)
         }
@@ -241,7 +246,7 @@ struct AskFlow {
         row.state = .sent
         row.sentAt = context.now
         try runtime { try ledger.save(row, now: context.now) }
-        print("\(contact.name): \(kind == .wish ? "wished" : "asked") by \(route.kind.rawValue) at \(address)")
+        say("\(contact.name): \(kind == .wish ? "wished" : "asked") by \(route.kind.rawValue) at \(address)")
     }
 
     private func pick(_ candidates: [String], for name: String) -> String {
@@ -268,10 +273,10 @@ struct AskFlow {
             link = address.hasPrefix("+") || address.first?.isNumber == true
                 ? AskLink.sms(address, body: text.body) : AskLink.mailto(address, subject: text.title, body: text.body)
         }
-        print("Share this with \(contact.name):\n\n\(text.body)\n")
-        if let link { print(link) }
+        say("Share this with \(contact.name):\n\n\(text.body)\n")
+        if let link { say(link) }
         if let tool = clipboardTool(), copy(text.body, with: tool) {
-            print("(copied to the clipboard with \(tool.first ?? ""))")
+            say("(copied to the clipboard with \(tool.first ?? ""))")
         }
     }
 

@@ -9,14 +9,17 @@ struct ChannelWiring {
     let registry = ChannelRegistry()
     /// The console channel prints to stderr when stdout carries JSON.
     var consoleToStandardError = false
+    /// `buzz run` only: desktop reminders on the day carry actions, whose ids go here (DESIGN §6a).
+    var notificationActions: (any NotificationActionRecorder)?
 
     var channelContext: ChannelContext {
         let directory = context.configFileExists ? (context.configPath as NSString).deletingLastPathComponent : nil
+        var channelContext = ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber)
         if consoleToStandardError {
-            return ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber,
-                                  consoleOutput: { FileHandle.standardError.write(Data($0.utf8)) })
+            channelContext.consoleOutput = { FileHandle.standardError.write(Data($0.utf8)) }
         }
-        return ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber)
+        channelContext.notificationActions = notificationActions
+        return channelContext
     }
 
     /// The channel table for a name (configured or built-in); a request error when unknown.

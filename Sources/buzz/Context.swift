@@ -10,8 +10,9 @@ struct Context {
     let configFileExists: Bool
     let config: BuzzConfig
     let clock: WallClock
-    /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970.
-    let now: Int64
+    /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970;
+    /// `run` moves it to the moment of a click on a notification.
+    var now: Int64
     let dataDirectory: String
 
     /// The config file: `--config`, else `$BUZZ_CONFIG`, else the XDG default; and

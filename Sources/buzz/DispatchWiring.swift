@@ -10,9 +10,13 @@ final class DispatchWiring: Sendable {
     let dispatcher: Dispatcher
     private let built: ChannelCache
 
-    init(context: Context, store: BuzzDatabase, consoleToStandardError: Bool = false) throws {
+    /// - Parameter notificationActions: `buzz run`'s keeper of notification ids; with it, desktop
+    ///   reminders on the day offer "Send wishes" and "Remind me later".
+    init(context: Context, store: BuzzDatabase, consoleToStandardError: Bool = false,
+         notificationActions: (any NotificationActionRecorder)? = nil) throws {
         var wiring = ChannelWiring(context: context)
         wiring.consoleToStandardError = consoleToStandardError
+        wiring.notificationActions = notificationActions
         let templates: MessageTemplates
         do {
             templates = try MessageTemplates(overrideDirectories: context.templateDirectories)

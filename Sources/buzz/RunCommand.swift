@@ -36,16 +36,20 @@ struct RunCommand: AsyncParsableCommand {
         let store = try context.openStore()  // creates the data dir (0700)
         let pidFile = try RunPidFile.claim(dataDirectory: context.dataDirectory)
         defer { pidFile.release() }
-        let wiring = try DispatchWiring(context: context, store: store)
         let timer = try WallClockTimer()
+        // Desktop reminders on the day offer actions; clicks wake the loop (DESIGN §6a).
+        let actions = NotificationActionDesk(store: store, environment: context.environment, logger: logger,
+                                             wake: { timer.wake() })
+        let wiring = try DispatchWiring(context: context, store: store, notificationActions: actions)
 
         let options = root.global
         let daemon = BirthdayDaemon(
             store: store, initial: DaemonSetup(context: context, wiring: wiring), timer: timer, pidFile: pidFile,
-            logger: logger,
+            logger: logger, actions: actions,
             reload: {
                 let context = try Context(options)
-                return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store))
+                return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store,
+                                                                                notificationActions: actions))
             })
         // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
         // and the default description would dump the config and environment.
@@ -142,6 +146,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     let timer: WallClockTimer
     let pidFile: RunPidFile
     let logger: Logger
+    /// Notification ids, the listener for clicks on them, and the clicks not yet run.
+    let actions: NotificationActionDesk
     /// Reads the config and templates again; throws what is wrong with them.
     let reload: @Sendable () throws -> DaemonSetup
     let requests = DaemonRequests()
@@ -170,6 +176,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
         logger.info("started (pid \(getpid()), data dir \(dataDirectory))")
+        actions.startIfNotificationsAreKept()
+        defer { actions.stop() }
         // Watched sources that changed wake the loop as SIGHUP does; it syncs
         // them, then plans again (sources added by a reload are watched too).
         let watcher = try? SourceWatcher {
@@ -302,6 +310,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         do {
             defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
             if requests.stopRequested { return nil }
+            await runActions(setup, now: now)
             let requests = self.requests
             report = try await delivery.run {
                 try await dispatcher.pass(contacts: contacts, now: now, shouldStop: { requests.stopRequested })
@@ -361,7 +370,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             case .failed: logger.error("failed \(what)\(why)")
             default: logger.notice("\(delivery.status.rawValue) \(what)\(why)")
             }
-            if let contactID = PlannedEvent.parse(delivery.id)?.contactID, let name = names[contactID] {
+            let reminderID = PlannedEvent.snoozed(delivery.id)?.base ?? delivery.id
+            if let contactID = PlannedEvent.parse(reminderID)?.contactID, let name = names[contactID] {
                 logger.debug("\(delivery.id) is \(name)'s")
             }
         }

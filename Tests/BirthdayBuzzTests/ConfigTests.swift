@@ -28,6 +28,7 @@ import Testing
         #expect(config.reminders.time == 9 * 60)
         #expect(config.reminders.maxPending == 64)
         #expect(config.reminders.catchUp == 12 * 3_600)
+        #expect(config.reminders.snooze == 3_600)
         #expect(config.delivery.maxAttempts == 8)
         #expect(config.delivery.maxBackoff == 6 * 3_600)
         #expect(config.delivery.lockWait == 30)
@@ -253,6 +254,9 @@ import Testing
         ("[reminders]\ntime = 9\n", "reminders.time", 2),
         ("[general]\ntimezone = \"Mars/Olympus\"\n", "general.timezone", 2),
         ("[reminders]\ncatch_up = \"soon\"\n", "reminders.catch_up", 2),
+        ("[reminders]\noffsets = [0]\nsnooze = \"later\"\n", "reminders.snooze", 3),
+        ("[reminders]\nsnooze = \"0s\"\n", "reminders.snooze", 2),
+        ("[reminders]\nsnooze = 10\n", "reminders.snooze", 2),
         ("[reminders]\nfeb29 = \"mar2\"\n", "reminders.feb29", 2),
         ("[reminders]\nofsets = [1]\n", "reminders.ofsets", 2),
         ("colour = \"blue\"\n", "colour", 1),
@@ -271,6 +275,12 @@ import Testing
         #expect(error.line == line, "\(error)")
         #expect(error.description.contains(keyPath))
         #expect(!error.description.contains("hunter2"))
+    }
+
+    @Test func snoozeIsADurationDefaultingToAnHour() throws {
+        #expect(try Self.load("").reminders.snooze == 3_600)
+        #expect(try Self.load("[reminders]\nsnooze = \"2s\"\n").reminders.snooze == 2)
+        #expect(try Self.load("[reminders]\nsnooze = \"1h30m\"\n").reminders.snooze == 5_400)
     }
 
     @Test func groupsAndChannelsResolve() throws {

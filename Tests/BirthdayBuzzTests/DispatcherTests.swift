@@ -52,6 +52,52 @@ import Testing
         #expect(rig.ledger.history.prefix(2).map(\.state) == [.sending, .sent])
     }
 
+    /// "Remind me later" (DESIGN §6a): a `pending` `…/snooze/1` row with its time
+    /// waits (no retry counted, `tick` exits 0), wakes the daemon at its time, is
+    /// delivered then as the day-of reminder, and once.
+    @Test func aSnoozedReminderWaitsForItsTimeThenComesBackOnce() async throws {
+        let rig = Rig(try Self.config("[reminders]\noffsets = [0]\n"))
+        _ = try await rig.pass([Self.ada], "2027-03-15T08:00")
+        #expect(try await rig.pass([Self.ada], "2027-03-15T09:00").sent == 1)
+        let id = PlannedEvent.snoozeID(after: "ada/0/2027-03-15")
+        #expect(id == "ada/0/2027-03-15/snooze/1")
+        let at = Self.at("2027-03-15T10:00", rig.config)
+        try rig.ledger.save(LedgerRow(eventID: id, channel: "console", contactID: "ada", state: .pending, fireAt: at,
+                                      nextAttemptAt: at), now: Self.at("2027-03-15T09:00", rig.config))
+
+        let early = try await rig.pass([Self.ada], "2027-03-15T09:30")
+        #expect(early.due == 0 && early.retrying == 0 && early.exitStatus == 0)
+        #expect(try rig.dispatcher.nextWake(contacts: [Self.ada], now: Self.at("2027-03-15T09:30", rig.config)) == at)
+        let due = try await rig.pass([Self.ada], "2027-03-15T10:00")
+        #expect(due.sent == 1)
+        #expect(rig.channel.delivered.map(\.id) == ["ada/0/2027-03-15", id])
+        #expect(rig.channel.delivered.last?.daysUntil == 0)
+        #expect(try await rig.pass([Self.ada], "2027-03-15T10:30").due == 0)
+        #expect(rig.channel.delivered.count == 2)
+        #expect(try rig.ledger.row(eventID: id, channel: "console")?.state == .sent)
+    }
+
+    @Test func aSnoozeDueAfterItsDayIsMissed() async throws {
+        let rig = Rig(try Self.config("[reminders]\noffsets = [0]\n"))
+        _ = try await rig.pass([Self.ada], "2027-03-15T08:00")
+        #expect(try await rig.pass([Self.ada], "2027-03-15T09:00").sent == 1)
+        let at = Self.at("2027-03-16T00:30", rig.config)
+        try rig.ledger.save(LedgerRow(eventID: "ada/0/2027-03-15/snooze/1", channel: "console", contactID: "ada",
+                                      state: .pending, fireAt: at, nextAttemptAt: at), now: at)
+        let late = try await rig.pass([Self.ada], "2027-03-16T00:30")
+        #expect(late.missed == 1 && late.sent == 0, "\(late)")
+        #expect(try rig.ledger.row(eventID: "ada/0/2027-03-15/snooze/1", channel: "console")?.state == .missed)
+    }
+
+    @Test func snoozeIDsCountUpAndAreNoPlannedEvents() {
+        #expect(PlannedEvent.snoozeID(after: "a%2Fb/0/2027-03-15/snooze/1") == "a%2Fb/0/2027-03-15/snooze/2")
+        #expect(PlannedEvent.snoozed("a/anniversary/0/2027-03-15/snooze/3")?.base == "a/anniversary/0/2027-03-15")
+        #expect(PlannedEvent.snoozed("a/0/2027-03-15") == nil)
+        #expect(PlannedEvent.snoozed("a/0/2027-03-15/snooze/x") == nil)
+        // Not a planned event: planning and `RecordedDeliveries` pass over it.
+        #expect(PlannedEvent.parse("a/0/2027-03-15/snooze/1") == nil)
+    }
+
     @Test func eachOutcomeIsCommittedWithTheNextClaim() async throws {
         let rig = Rig(try Self.config())
         let people = (0..<3).map { PlanningContact(id: "p\($0)", name: "P\($0)", birthday: Birthday(month: 3, day: 15), includedAt: 0) }

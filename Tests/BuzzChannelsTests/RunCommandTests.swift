@@ -351,7 +351,7 @@ extension Calendar {
 }
 
 /// `buzz run` started in a sandbox, with its standard error in a file.
-private final class DaemonProcess {
+final class DaemonProcess {
     let pid: Int32
     private let process: Process
     private let logPath: String

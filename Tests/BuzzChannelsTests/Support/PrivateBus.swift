@@ -77,6 +77,34 @@ final class PrivateBus {
                                 "string:Notify", "string:susssasa{sv}i", "string:u", "string:" + code])
     }
 
+    /// Makes the notification server emit `ActionInvoked(id, key)`, as a click on
+    /// the action `key` of notification `id` does (dbusmock's `EmitSignal`, through
+    /// python3-dbus, which python3-dbusmock depends on: `dbus-send` cannot send its `av`).
+    func emitActionInvoked(id: UInt32, key: String) async throws {
+        try await emit("ActionInvoked", "us", [String(id), key])
+    }
+
+    /// Makes the notification server emit `NotificationClosed(id, reason)` (2: dismissed by the user).
+    func emitNotificationClosed(id: UInt32, reason: UInt32 = 2) async throws {
+        try await emit("NotificationClosed", "uu", [String(id), String(reason)])
+    }
+
+    private func emit(_ signal: String, _ signature: String, _ arguments: [String]) async throws {
+        let code = """
+            import sys, dbus
+            address, name, signature, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+            typed = [dbus.UInt32(int(v)) if t == 'u' else dbus.String(v) for t, v in zip(signature, values)]
+            bus = dbus.bus.BusConnection(address)
+            mock = bus.get_object('org.freedesktop.Notifications', '/org/freedesktop/Notifications')
+            mock.EmitSignal('org.freedesktop.Notifications', name, signature, typed,
+                            dbus_interface='org.freedesktop.DBus.Mock')
+            """
+        let output = try await runPython(code, [address, signal, signature] + arguments)
+        guard output.status == 0 else {
+            throw StartError(description: "EmitSignal \(signal) failed: \(output)")
+        }
+    }
+
     /// The unique names of the clients connected to the bus now.
     func connectedClients() async throws -> [String] {
         let reply = try await dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",

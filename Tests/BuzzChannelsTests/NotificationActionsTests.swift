@@ -1,0 +1,253 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// Notification actions (DESIGN §6a) end to end: `buzz run` against a private
+/// bus with python-dbusmock's notification server and the SMTP sink. A click is
+/// the server's `ActionInvoked` signal, emitted through dbusmock's `EmitSignal`.
+///
+/// The day-of reminder fires at the minute before the test starts (the
+/// contact imported before it), so the daemon's first pass delivers it at once
+/// (catch-up): no test waits for a minute boundary. The snooze is "2s".
+/// Started in the first two minutes of a UTC day, a test first waits for the third.
+@Suite(.timeLimit(.minutes(4)))
+struct NotificationActionsTests {
+    static let gate = ServerGate.allows(.dbus) && ServerGate.allows(.smtp)
+    static let actions = #"["birthdaybuzz-wish", "Send wishes", "birthdaybuzz-snooze", "Remind me later"]"#
+
+    /// A fire minute already past on today's UTC day, and the instant just before
+    /// it (when the contact is imported). Not in the first two minutes of a day, nor
+    /// in its last minute (a snooze must not cross midnight).
+    static func pastMinute() async throws -> (minute: Date, before: String) {
+        var now = Date().timeIntervalSince1970
+        let secondOfDay = now.truncatingRemainder(dividingBy: 86_400)
+        if secondOfDay < 120 || secondOfDay > 86_400 - 60 {
+            try await Task.sleep(for: .seconds(secondOfDay < 120 ? 121 - secondOfDay : 86_400 - secondOfDay + 121))
+            now = Date().timeIntervalSince1970
+        }
+        let minute = Date(timeIntervalSince1970: (now / 60).rounded(.down) * 60 - 60)
+        return (minute, ISO8601DateFormatter().string(from: minute.addingTimeInterval(-60)))
+    }
+
+    /// A sandbox whose day-of reminders go to the desktop at `minute`, wishes by mail to the sink.
+    static func world(minute: Date, smtpPort: Int?) async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? utc.timeZone
+        let time = utc.dateComponents([.hour, .minute, .month, .day], from: minute)
+        var config = """
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            offsets = [0]
+            channels = ["desktop"]
+            time = "\(String(format: "%02d:%02d", time.hour ?? 0, time.minute ?? 0))"
+            snooze = "2s"
+            [channels.desktop]
+            type = "dbus"
+            timeout = "5s"
+            [ask]
+            sender_name = "Alex"
+
+            """
+        if let smtpPort {
+            config += """
+                email = "mail"
+                [channels.mail]
+                type = "smtp"
+                host = "127.0.0.1"
+                port = \(smtpPort)
+                security = "none"
+                from = "Alex <alex@example.org>"
+                timeout = "5s"
+
+                """
+        }
+        try sandbox.writeConfig(config)
+        chmod(sandbox.configPath, 0o600)
+        let card = VCard.card(uid: "ana", name: "Ana Lima",
+                              bday: String(format: "1990-%02d-%02d", time.month ?? 1, time.day ?? 1),
+                              emails: ["ana@example.org"])
+        let file = try sandbox.write("contacts.vcf", card)
+        let before = ISO8601DateFormatter().string(from: minute.addingTimeInterval(-60))
+        let imported = try await sandbox.run(["import", file, "--now", before])
+        #expect(imported.status == 0, "\(imported)")
+        return sandbox
+    }
+
+    /// The reminders the server was asked to show, one logged Notify call each
+    /// (a body's line breaks stay in its entry).
+    static func notifications(_ bus: PrivateBus) throws -> [String] {
+        try allNotifications(bus).filter { $0.contains("birthday today") }
+    }
+
+    /// The notices that say how a "Send wishes" click went.
+    static func notices(_ bus: PrivateBus) throws -> [String] {
+        try allNotifications(bus).filter { $0.contains(#""x-office-calendar" "Send wishes""#) }
+    }
+
+    static func allNotifications(_ bus: PrivateBus) throws -> [String] {
+        Array(try bus.log().components(separatedBy: #"Notify "BirthdayBuzz""#).dropFirst())
+    }
+
+    static func waitFor(_ what: String, within limit: Duration = .seconds(15), _ done: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while try !done() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("waited \(limit) for \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
+    func sendWishesFromTheNotificationMailsOnceHoweverOftenItIsClicked() async throws {
+        let (minute, _) = try await Self.pastMinute()
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let sandbox = try await Self.world(minute: minute, smtpPort: port)
+
+        let daemon = try DaemonProcess(sandbox, environment: bus.environment)
+        try await daemon.waitForLog("listening for notification actions")
+        let shown = try Self.notifications(bus)
+        #expect(shown.count == 1 && shown[0].contains(Self.actions), "\(shown)")
+
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
+        let mail = try await sink.waitForMessages(count: 1)
+        #expect(mail.count == 1 && mail.first?.rcptTos == ["ana@example.org"], "\(daemon.log)")
+        // A click has no terminal: a notice (without buttons) says what happened.
+        try await Self.waitFor("the notice") { try Self.notices(bus).count == 1 }
+        let sent = try Self.notices(bus)[0]
+        #expect(sent.contains("Ana Lima: wished by email at ana@example.org") && sent.contains(" [] {"), "\(sent)")
+
+        // Clicked again (a server that keeps the notification): the ledger says wished already.
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
+        try await daemon.waitForLog("no wish for ana from notification 1 (refused)")
+        try await Self.waitFor("the second notice") { try Self.notices(bus).count == 2 }
+        let refused = try Self.notices(bus)[1]
+        #expect(refused.contains("again needs --force"), "\(refused)")
+        // Another application's action on some notification, and an id we never showed: nothing happens.
+        try await bus.emitActionInvoked(id: 1, key: "default")
+        try await bus.emitActionInvoked(id: 77, key: "birthdaybuzz-wish")
+        try await daemon.waitForLog("notification 77, which is not one this data dir showed")
+        #expect(try sink.messages().count == 1)
+
+        // Listening costs no wake-up while nothing happens (poll(2) without a timeout).
+        // Threads that end meanwhile (a channel's, after the click) are no wake-up.
+        try await Task.sleep(for: .seconds(2))
+        let before = daemon.wakeUps()
+        #expect(!before.isEmpty)  // the counts are read at all
+        try await Task.sleep(for: .seconds(3))
+        let woken = daemon.wakeUps().filter { thread, count in count != before[thread] }
+        #expect(woken.isEmpty, "buzz run woke while idle: \(woken)\n\(daemon.log)")
+
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+        #expect(!daemon.log.contains("Ana"), "contact names stay out of the log at info level: \(daemon.log)")
+        let outbox = try await sandbox.run(["outbox", "--json"])
+        #expect(outbox.stdout.contains("ana/wish/"), "\(outbox)")
+    }
+
+    /// "Remind me later" on a notification the previous daemon showed: the new
+    /// daemon hears it (the id is in the store), the reminder comes back once after
+    /// `reminders.snooze`, with its actions, and "Send wishes" on it sends.
+    @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
+    func aSnoozeOnANotificationOfAnEarlierDaemonComesBackOnce() async throws {
+        let (minute, _) = try await Self.pastMinute()
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let sandbox = try await Self.world(minute: minute, smtpPort: port)
+
+        let first = try DaemonProcess(sandbox, environment: bus.environment)
+        try await first.waitForLog("listening for notification actions")
+        #expect(try Self.notifications(bus).count == 1)
+        #expect(kill(first.pid, SIGTERM) == 0)
+        #expect(try await first.waitForExit(within: .seconds(10)) == 0, "\(first.log)")
+
+        let second = try DaemonProcess(sandbox, environment: bus.environment)
+        try await second.waitForLog("listening for notification actions")
+        try await second.waitForLog("next wake")
+        #expect(try Self.notifications(bus).count == 1, "the reminder is in the ledger: not shown again")
+        let clicked = Date()
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-snooze")
+        try await second.waitForLog("snoozed ana/0/")
+        try await Self.waitFor("the snoozed reminder") { try Self.notifications(bus).count == 2 }
+        let waited = Date().timeIntervalSince(clicked)
+        #expect(waited >= 1.0, "came back after \(waited) s, before its 2 s")
+        let shown = try Self.notifications(bus)
+        #expect(shown[1].contains(Self.actions), "\(shown)")
+        try await second.waitForLog("sent ana/0/")
+        #expect(second.log.contains("/snooze/1 via desktop"), "\(second.log)")
+
+        // The same click again names the same snooze: it is not planned twice.
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-snooze")
+        try await second.waitForLog("is already snoozed")
+        // The server closed the first notification: a click on it is no longer ours.
+        try await bus.emitNotificationClosed(id: 1)
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-snooze")
+        try await second.waitForLog("notification 1, which is not one this data dir showed")
+
+        // "Send wishes" on the snoozed notification.
+        try await bus.emitActionInvoked(id: 2, key: "birthdaybuzz-wish")
+        #expect(try await sink.waitForMessages(count: 1).count == 1, "\(second.log)")
+        try await Task.sleep(for: .seconds(2.5))  // a second snooze would be due by now
+        #expect(try Self.notifications(bus).count == 2, "\(second.log)")
+
+        #expect(kill(second.pid, SIGTERM) == 0)
+        #expect(try await second.waitForExit(within: .seconds(10)) == 0, "\(second.log)")
+        let rows = try await sandbox.jsonRows(["outbox", "--json"])
+        let snoozed = rows.filter { row in
+            if case .string(let id) = row["id"] { return id.hasSuffix("/snooze/1") }
+            return false
+        }
+        #expect(snoozed.count == 1 && snoozed.first?["status"] == .string("sent"), "\(rows)")
+    }
+
+    /// Without a daemon (`tick`), or on a server without the `actions` capability,
+    /// the reminder carries no actions and nothing listens.
+    @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
+    func noActionsFromTickOrWithoutTheCapability() async throws {
+        let (minute, _) = try await Self.pastMinute()
+        let capable = try await PrivateBus.start(capabilities: "actions body")
+        defer { capable.stop() }
+        let fromTick = try await Self.world(minute: minute, smtpPort: nil)
+        let tick = try await fromTick.run(["tick"], environment: ["DBUS_SESSION_BUS_ADDRESS": capable.address])
+        #expect(tick.status == 0, "\(tick)")
+        let ticked = try Self.notifications(capable)
+        #expect(ticked.count == 1 && ticked[0].contains(#"" [] {"#), "\(ticked)")
+
+        let plain = try await PrivateBus.start()  // dbusmock's default capabilities: no actions
+        defer { plain.stop() }
+        let sandbox = try await Self.world(minute: minute, smtpPort: nil)
+        let daemon = try DaemonProcess(sandbox, environment: plain.environment)
+        try await daemon.waitForLog("next wake")
+        let shown = try Self.notifications(plain)
+        #expect(shown.count == 1 && shown[0].contains(#"" [] {"#), "\(shown)")
+        #expect(!daemon.log.contains("listening for notification actions"), "\(daemon.log)")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+    }
+}
+
+extension DaemonProcess {
+    /// Voluntary context switches of each of the daemon's threads so far, by thread
+    /// id: unchanged while it is idle (a new thread is a wake-up too).
+    func wakeUps() -> [String: Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var counts: [String: Int] = [:]
+        for task in tasks {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            if let count = line.flatMap({ Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }) {
+                counts[task] = count
+            }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import BirthdayBuzz
+@testable import BuzzChannels
+
+/// The pieces of notification actions (DESIGN §6a) on a private bus: the dbus
+/// channel's actions and the listener for the server's signals.
+@Suite(.timeLimit(.minutes(1)))
+struct NotificationListenerTests {
+    static let gate = ServerGate.allows(.dbus)
+
+    /// Records what it is told, for the tests to wait on.
+    final class Recorder: NotificationActionRecorder, Sendable {
+        let shownIDs = Mutex<[(UInt32, String, String)]>([])
+        let signals = Mutex<[NotificationSignal]>([])
+
+        func shown(notification id: UInt32, message: Message, channel: String) {
+            shownIDs.withLock { $0.append((id, message.id, channel)) }
+        }
+
+        func heard(_ signal: NotificationSignal) { signals.withLock { $0.append(signal) } }
+
+        func waitFor(_ what: String, _ done: ([NotificationSignal]) -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !done(signals.withLock { $0 }) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("waited for \(what); heard \(signals.withLock { $0 })")
+                    throw CancellationError()
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    static func message(daysUntil: Int, kind: Message.Kind = .reminder) -> Message {
+        Message(kind: kind, id: "ana/\(daysUntil)/2027-07-12", title: "Ana", body: "today",
+                contact: .init(id: "ana", name: "Ana"), daysUntil: daysUntil)
+    }
+
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
+    func onlyTheDayOfReminderCarriesActionsAndOnlyWithTheCapabilityAndARecorder() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let recorder = Recorder()
+        let channel = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5,
+                                  environment: bus.environment, actions: recorder)
+        let dayOf = try await channel.deliverReturningID(Self.message(daysUntil: 0))
+        _ = try await channel.deliverReturningID(Self.message(daysUntil: 1))
+        _ = try await channel.deliverReturningID(Self.message(daysUntil: 0, kind: .anniversary))
+        await channel.shutdown()
+        let plain = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5, environment: bus.environment)
+        _ = try await plain.deliverReturningID(Self.message(daysUntil: 0))
+        await plain.shutdown()
+
+        let shown = recorder.shownIDs.withLock { $0 }
+        #expect(shown.count == 1 && shown.first?.0 == dayOf && shown.first?.1 == "ana/0/2027-07-12"
+                && shown.first?.2 == "desktop", "\(shown)")
+        let calls = try bus.log().components(separatedBy: "Notify ").dropFirst()
+        #expect(calls.map { $0.contains(#"["birthdaybuzz-wish", "Send wishes", "birthdaybuzz-snooze", "Remind me later"]"#) }
+                == [true, false, false, false], "\(calls)")
+
+        let noActions = try await PrivateBus.start()  // dbusmock's default capabilities
+        defer { noActions.stop() }
+        let other = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5,
+                                environment: noActions.environment, actions: recorder)
+        _ = try await other.deliverReturningID(Self.message(daysUntil: 0))
+        await other.shutdown()
+        #expect(recorder.shownIDs.withLock { $0.count } == 1)
+        #expect(try noActions.log().contains(#"" [] {"#))
+    }
+
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
+    func hearsClicksAndClosesInOrderAndStopsCleanly() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let recorder = Recorder()
+        let listener = NotificationListener(environment: bus.environment) { recorder.heard($0) }
+        listener.start()
+        listener.start()  // one listener, however often it is started
+        try await recorder.waitFor("listening") { $0 == [.listening] }
+        #expect(listener.isRunning)
+
+        try await bus.emitActionInvoked(id: 3, key: "birthdaybuzz-snooze")
+        try await bus.emitNotificationClosed(id: 3, reason: 2)
+        try await recorder.waitFor("the click and the close") { $0.count == 3 }
+        #expect(recorder.signals.withLock { $0 } == [.listening, .actionInvoked(id: 3, key: "birthdaybuzz-snooze"),
+                                                     .closed(id: 3, reason: 2)])
+
+        let connected = try await bus.connectedClients()
+        listener.stop()
+        try await recorder.waitFor("the end") { $0.last == .stopped(problem: nil) }
+        #expect(!listener.isRunning)
+        // Its connection is closed (each dbus-send is a client of its own, gone when it answers).
+        #expect(try await bus.connectedClients().count == connected.count - 1)
+    }
+
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
+    func aBusThatGoesAwayEndsTheListenerAndAStartConnectsAgain() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let recorder = Recorder()
+        let listener = NotificationListener(environment: bus.environment) { recorder.heard($0) }
+        listener.start()
+        try await recorder.waitFor("listening") { $0 == [.listening] }
+        try await bus.restart()
+        try await recorder.waitFor("the hang-up") { signals in
+            if case .stopped(let problem?) = signals.last { return problem.contains("hung up") }
+            return false
+        }
+        #expect(!listener.isRunning)
+        listener.start()
+        try await recorder.waitFor("listening again") { $0.last == .listening }
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
+        try await recorder.waitFor("the click") { $0.last == .actionInvoked(id: 1, key: "birthdaybuzz-wish") }
+        listener.stop()
+    }
+
+    @Test func noBusMeansAStoppedListenerWithAReason() async throws {
+        let recorder = Recorder()
+        let listener = NotificationListener(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent-buzz/bus"]) { recorder.heard($0) }
+        listener.start()
+        try await recorder.waitFor("the failure") { signals in
+            if case .stopped(let problem?) = signals.last { return problem.contains("no D-Bus session bus") }
+            return false
+        }
+    }
+}
