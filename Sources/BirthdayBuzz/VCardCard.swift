@@ -163,7 +163,7 @@ struct CardBuilder {
             calendar = known
         }
         let omit = property.parameter("X-APPLE-OMIT-YEAR").flatMap { Int($0) }
-        switch VCardDate.read(value, property: name, omitYear: omit, calendar: calendar) {
+        switch VCardDate.parse(value, property: name, omitYear: omit, calendar: calendar) {
         case .empty: return .empty
         case .date(let date): return .date(date)
         case .invalid(let message): return .invalid(VCardText.singleLine(message))

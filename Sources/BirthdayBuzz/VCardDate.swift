@@ -17,7 +17,7 @@ public enum VCardDate {
     /// (1604, 0000, khard's 1900: `Birthday.placeholderYears`).
     ///
     /// - Parameter property: the property name, for messages (`BDAY`).
-    public static func read(_ raw: String, property: String = "BDAY", omitYear: Int? = nil,
+    public static func parse(_ raw: String, property: String = "BDAY", omitYear: Int? = nil,
                             calendar: BirthdayCalendar = .gregorian) -> Reading {
         var text = raw.trimmingWhitespace()
         if text.isEmpty { return .empty }

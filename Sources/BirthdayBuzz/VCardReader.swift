@@ -33,7 +33,7 @@ public struct VCardReader {
     }
 
     /// Reads a whole buffer (convenience for tests and small inputs).
-    public static func read(_ text: String, _ body: (ImportEntry) -> Void) {
+    public static func parse(_ text: String, _ body: (ImportEntry) -> Void) {
         var reader = VCardReader()
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { reader.feed(UnsafeRawBufferPointer($0), body) }

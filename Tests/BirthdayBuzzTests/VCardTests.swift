@@ -5,7 +5,7 @@ import Testing
 /// Reads a vCard text and returns its entries.
 func readCards(_ text: String) -> [ImportEntry] {
     var entries: [ImportEntry] = []
-    VCardReader.read(text) { entries.append($0) }
+    VCardReader.parse(text) { entries.append($0) }
     return entries
 }
 
