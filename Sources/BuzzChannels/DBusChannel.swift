@@ -23,18 +23,18 @@ public struct DBusChannel: NotificationChannel {
     /// The `[channels.NAME]` name.
     public let name: String
     /// Urgency and expiry from the channel's table.
-    public let options: ChannelConfig.DBus
+    public let options: Options
     /// Seconds to wait for the bus and the notification server, per call.
     public let timeout: Double
     let connection: DBusConnection
 
     /// - Parameter environment: where the session bus address is looked up (the process environment, normally).
-    public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String]) {
+    public init(name: String, options: Options, timeout: Double, environment: [String: String]) {
         self.init(name: name, options: options, timeout: timeout,
                   connection: DBusConnection(environment: environment))
     }
 
-    init(name: String, options: ChannelConfig.DBus, timeout: Double, connection: DBusConnection) {
+    init(name: String, options: Options, timeout: Double, connection: DBusConnection) {
         self.name = name
         self.options = options
         self.timeout = timeout
@@ -222,5 +222,40 @@ extension DBusChannel {
         } catch {
             return false
         }
+    }
+}
+
+/// `type = "dbus"`: `urgency` (`low` | `normal` | `critical`) and `expire_timeout`
+/// (milliseconds; -1 the server's default, 0 never).
+extension DBusChannel: ChannelType {
+    /// Urgency and expiry from the channel's table.
+    public struct Options: Sendable {
+        public var urgency: ChannelConfig.Urgency = .normal
+        public var expireTimeout = -1
+
+        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int = -1) {
+            self.urgency = urgency
+            self.expireTimeout = expireTimeout
+        }
+    }
+
+    public static let typeName = "dbus"
+
+    public static func options(from table: TableReader) throws -> Options {
+        var options = Options()
+        if let urgency = try table.choice("urgency", ChannelConfig.Urgency.self) { options.urgency = urgency }
+        if let expire = try table.int("expire_timeout") {
+            guard expire >= -1 else { throw table.problem("expire_timeout", "must be -1 (server default), 0 (never) or milliseconds") }
+            options.expireTimeout = expire
+        }
+        return options
+    }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment)
+    }
+
+    public static func target(of options: Options, environment: [String: String]) -> String {
+        "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
     }
 }

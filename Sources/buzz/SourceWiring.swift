@@ -28,7 +28,7 @@ extension Context {
             throw CLIError.request("no source named \"\(name)\" (\(list))")
         }
         let chosen = names.isEmpty ? config.sources : config.sources.filter { names.contains($0.name) }
-        let registry = SourceRegistry()
+        let registry = Context.sourceTypes
         let sourceContext = sourceContext(today: today)
         return try chosen.map { config in
             try sourceCall { try registry.make(config, context: sourceContext) }
@@ -115,9 +115,10 @@ extension Context {
     /// is already recorded: a failure says so on one line and exits 1.
     func writeBirthdayBack(_ birthday: Birthday?, for contact: Contact, store: BuzzDatabase) throws {
         guard let config = config.sources.first(where: { $0.name == contact.source }),
-              let options = config.options as? CardDAVSourceOptions, options.writeBack else { return }
+              config.typeName == CardDAVSource.typeName,
+              (try? CardDAVSource.options(of: config))?.writeBack == true else { return }
         do {
-            guard let source = try SourceRegistry().make(config, context: sourceContext()) as? CardDAVSource else { return }
+            guard let source = try Context.sourceTypes.make(config, context: sourceContext()) as? CardDAVSource else { return }
             try source.writeBirthday(birthday, contactID: contact.id, store: store, now: now,
                                      includeByDefault: self.config.contacts.includeByDefault)
             print("\(contact.name): written back to \(config.name) on the server")

@@ -1,7 +1,7 @@
 import BuzzTestKit
 import Foundation
 import Testing
-// `ChannelConfig.DBus` has no public initializer yet.
+// `DBusChannel.Options` has no public initializer yet.
 @testable import BirthdayBuzz
 @testable import BuzzChannels
 
@@ -9,8 +9,8 @@ import Testing
 @Suite struct DBusChannelTests {
     static let gate = ServerGate.allows(.dbus)
 
-    private func options(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int = -1) -> ChannelConfig.DBus {
-        var options = ChannelConfig.DBus()
+    private func options(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int = -1) -> DBusChannel.Options {
+        var options = DBusChannel.Options()
         options.urgency = urgency
         options.expireTimeout = expireTimeout
         return options
