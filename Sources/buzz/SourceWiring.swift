@@ -54,25 +54,6 @@ extension SourceReport {
         }
     }
 
-    /// `sync --json`'s object for one source (README, "Keep contacts in sync").
-    var json: String {
-        var object = JSONObject()
-        object.add("name", label)
-        object.add("type", typeName)
-        object.add("status", status.rawValue)
-        object.add("added", summary.added)
-        object.add("updated", summary.updated)
-        object.add("unchanged", summary.unchanged)
-        object.add("removed", summary.removed)
-        object.add("skipped", summary.skipped)
-        object.add("groups", summary.groups)
-        object.add("restored", summary.restored)
-        object.add("duplicates", summary.duplicates)
-        object.add("pruned", pruned)
-        object.add("reason", reason)
-        return object.json
-    }
-
     /// Whether the store changed (a running daemon should plan again).
     var changedContacts: Bool {
         status == .synced && (summary.added + summary.updated + summary.removed + summary.restored) > 0
