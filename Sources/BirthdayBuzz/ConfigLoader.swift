@@ -237,15 +237,9 @@ extension ChannelConfig {
             guard timeout > 0 else { throw table.problem("timeout", "must be more than 0s") }
             self.timeout = Double(timeout)
         }
-        guard let entry = types.first(where: { $0.name == type }) else {
-            throw table.problem("type", "unknown channel type \"\(type)\" (one of: \(known))")
-        }
         self.name = name
         typeName = type
-        options = table.unread
-        let reader = TableReader(options)
-        try entry.check(reader)
-        try reader.finish()
+        options = try ConfigTypes.checkedOptions(table, type: type, among: types, what: "channel", known: known)
     }
 }
 

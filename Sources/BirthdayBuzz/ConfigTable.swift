@@ -124,3 +124,20 @@ public struct ConfigTypes: Sendable {
         self.sources = sources
     }
 }
+
+extension ConfigTypes {
+    /// What is left of a `[channels.NAME]` or `[sources.NAME]` table after the core
+    /// read its own keys, checked by the type named `type`: every key read (an
+    /// unread one is an unknown key). `what` and `known` word the unknown-type error.
+    static func checkedOptions(_ table: TableReader, type: String, among types: [Entry], what: String,
+                               known: String) throws -> ConfigTable {
+        guard let entry = types.first(where: { $0.name == type }) else {
+            throw table.problem("type", "unknown \(what) type \"\(type)\" (one of: \(known))")
+        }
+        let options = table.unread
+        let reader = TableReader(options)
+        try entry.check(reader)
+        try reader.finish()
+        return options
+    }
+}

@@ -32,14 +32,8 @@ public struct SourceConfig: Sendable {
         }
         let known = types.map(\.name).sorted().joined(separator: ", ")
         guard let type = try table.string("type") else { throw table.problem("type", "missing (one of: \(known))") }
-        guard let entry = types.first(where: { $0.name == type }) else {
-            throw table.problem("type", "unknown source type \"\(type)\" (one of: \(known))")
-        }
         self.name = name
         typeName = type
-        options = table.unread
-        let reader = TableReader(options)
-        try entry.check(reader)
-        try reader.finish()
+        options = try ConfigTypes.checkedOptions(table, type: type, among: types, what: "source", known: known)
     }
 }
