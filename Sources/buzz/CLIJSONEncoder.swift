@@ -41,23 +41,29 @@ enum CLIJSONEncoder {
 }
 
 /// The text being written and the containers open in it, innermost last.
+///
+/// Its two properties skip the runtime exclusivity checks (`@exclusivity(unchecked)`):
+/// each access is one append or one read that never spans a call out to an
+/// `encode(to:)`, so no two accesses can overlap, and the checks cost about a
+/// quarter of the encoding time (100,000 list rows: 317 ms with them, 246 ms without;
+/// JSONObject's hand-built rows: 224 ms).
 private final class JSONOutput {
-    var text = ""
-    /// Each open container's closing bracket and whether it still has no element.
-    private var open: [(closer: String, empty: Bool)] = []
+    @exclusivity(unchecked) var text = ""
+    /// Each open container: an array (closed by `]`) or an object (`}`), and whether it still has no element.
+    @exclusivity(unchecked) private var open: [(isArray: Bool, empty: Bool)] = []
 
     var depth: Int { open.count }
 
-    /// Opens `{` or `[`; returns the new container's depth.
-    func openContainer(_ opener: String, closer: String) -> Int {
-        text += opener
-        open.append((closer, true))
+    /// Opens `[` or `{`; returns the new container's depth.
+    func openContainer(isArray: Bool) -> Int {
+        text += isArray ? "[" : "{"
+        open.append((isArray, true))
         return open.count
     }
 
     /// Closes containers deeper than `depth` (a nested container its parent has moved past).
     func close(downTo depth: Int) {
-        while open.count > depth { text += open.removeLast().closer }
+        while open.count > depth { text += open.removeLast().isArray ? "]" : "}" }
     }
 
     /// Starts an element of the container at `depth`: closes what is nested deeper, writes a comma after the first.
@@ -93,11 +99,11 @@ private struct StreamingEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(KeyedContainer(output: output, codingPath: codingPath,
-                                              depth: output.openContainer("{", closer: "}")))
+                                              depth: output.openContainer(isArray: false)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        UnkeyedContainer(output: output, codingPath: codingPath, depth: output.openContainer("[", closer: "]"))
+        UnkeyedContainer(output: output, codingPath: codingPath, depth: output.openContainer(isArray: true))
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -168,12 +174,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
                                                        forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         self.key(key)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(output: output, codingPath: codingPath + [key],
-                                                                depth: output.openContainer("{", closer: "}")))
+                                                                depth: output.openContainer(isArray: false)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         self.key(key)
-        return UnkeyedContainer(output: output, codingPath: codingPath + [key], depth: output.openContainer("[", closer: "]"))
+        return UnkeyedContainer(output: output, codingPath: codingPath + [key], depth: output.openContainer(isArray: true))
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -227,12 +233,12 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         next()
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(output: output, codingPath: codingPath,
-                                                                depth: output.openContainer("{", closer: "}")))
+                                                                depth: output.openContainer(isArray: false)))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         next()
-        return UnkeyedContainer(output: output, codingPath: codingPath, depth: output.openContainer("[", closer: "]"))
+        return UnkeyedContainer(output: output, codingPath: codingPath, depth: output.openContainer(isArray: true))
     }
 
     mutating func superEncoder() -> any Encoder {
