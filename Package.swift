@@ -90,7 +90,8 @@ let package = Package(
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
             ]
         ),
-        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
+        // The loader is tested with the shipped channel and source types (their options live in their adapters).
+        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
         .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -98,19 +98,9 @@ public struct BuzzConfig: Sendable {
     public func resolvedChannel(named name: String) -> ChannelConfig? {
         if let configured = channel(named: name) { return configured }
         switch name {
-        case "console": return ChannelConfig(name: "console", kind: .console)
-        case "desktop": return ChannelConfig(name: "desktop", kind: .dbus(.init()))
+        case "console": return ChannelConfig(name: "console", typeName: "console")
+        case "desktop": return ChannelConfig(name: "desktop", typeName: "dbus")
         default: return nil
-        }
-    }
-
-    /// Whether the file itself holds a secret: a webhook URL with a query or
-    /// credentials, or a literal header value (DESIGN §5: warn when others can read it).
-    public var holdsInlineSecrets: Bool {
-        channels.contains { channel in
-            guard case .webhook(let options) = channel.kind else { return false }
-            if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
-            return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
         }
     }
 
@@ -131,132 +121,33 @@ public struct BuzzConfig: Sendable {
     }
 }
 
-/// A `[channels.NAME]` table: its type and that type's keys (DESIGN §5).
+/// A `[channels.NAME]` table (DESIGN §5): what every channel has — its name, its
+/// `type` and its `timeout` — and the rest of the table for the type's adapter
+/// to read (BuzzChannels: one file per type, and `ChannelRegistry`).
 public struct ChannelConfig: Sendable {
-    public init(name: String, timeout: Double = 10, kind: Kind) {
+    public init(name: String, typeName: String, timeout: Double = 10, options: ConfigTable? = nil) {
         self.name = name
+        self.typeName = typeName
         self.timeout = timeout
-        self.kind = kind
+        self.options = options ?? ConfigTable(path: ["channels", name])
     }
 
     public var name: String
+    /// The `type = "…"` value: which adapter delivers.
+    public var typeName: String
     /// Seconds; every channel has one (default 10).
     public var timeout: Double = 10
-    public var kind: Kind
+    /// The table's other keys, already checked by the type when the config was loaded.
+    public var options: ConfigTable
 
-    public enum Kind: Sendable {
-        case dbus(DBus)
-        case smtp(SMTP)
-        case webhook(Webhook)
-        case exec(Exec)
-        case console
-    }
-
-    public var typeName: String {
-        switch kind {
-        case .dbus: return "dbus"
-        case .smtp: return "smtp"
-        case .webhook: return "webhook"
-        case .exec: return "exec"
-        case .console: return "console"
-        }
-    }
-
+    /// How urgent a message is (DESIGN §5); the dbus channel shows it, others may ignore it.
     public enum Urgency: String, Sendable, CaseIterable { case low, normal, critical }
-
-    public struct DBus: Sendable {
-        public var urgency: Urgency = .normal
-        public var expireTimeout = -1
-
-        public init(urgency: Urgency = .normal, expireTimeout: Int = -1) {
-            self.urgency = urgency
-            self.expireTimeout = expireTimeout
-        }
-    }
-
-    public enum Security: String, Sendable, CaseIterable { case starttls, tls, none }
 
     /// Where a secret comes from; the value itself is never stored in the config model.
     public enum SecretSource: Sendable, Equatable {
         case environment(String)
         case file(String)
         case command([String])
-    }
-
-    public struct SMTP: Sendable {
-        /// Where `security = "none"` is allowed: mail and password cross no network.
-        public static func isLoopback(_ host: String) -> Bool {
-            host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-        }
-
-        public var host: String
-        public var port: Int
-        public var security: Security
-        public var username: String?
-        public var password: SecretSource?
-        public var from: String
-        public var to: [String]
-        public var insecure = false
-        public var caFile: String?
-
-        public init(host: String, port: Int, security: Security = .starttls, username: String? = nil,
-                    password: SecretSource? = nil, from: String, to: [String], insecure: Bool = false, caFile: String? = nil) {
-            self.host = host
-            self.port = port
-            self.security = security
-            self.username = username
-            self.password = password
-            self.from = from
-            self.to = to
-            self.insecure = insecure
-            self.caFile = caFile
-        }
-    }
-
-    public enum Preset: String, Sendable, CaseIterable {
-        case generic, slack, discord, mattermost, ntfy, matrix, gotify
-    }
-
-    /// A header value: literal, or read from the environment (`{ env = "NAME" }`).
-    public enum HeaderValue: Sendable, Equatable {
-        case literal(String)
-        case environment(String)
-    }
-
-    public struct Webhook: Sendable {
-        public enum Target: Sendable, Equatable {
-            case url(String)
-            case environment(String)
-        }
-        public var target: Target
-        public var preset: Preset = .generic
-        /// Sorted by header name.
-        public var headers: [(name: String, value: HeaderValue)] = []
-        public var body: String?
-        public var contentType: String?
-        public var method = "POST"
-        public var insecure = false
-        /// A PEM file of CA certificates to trust (a self-hosted server behind a private CA).
-        public var caFile: String?
-        /// The matrix preset's message type: `m.notice` (what bots send; clients
-        /// show it quieter and other bots do not answer it) or `m.text`.
-        public var msgtype = "m.notice"
-
-        public init(target: Target, preset: Preset = .generic) {
-            self.target = target
-            self.preset = preset
-        }
-    }
-
-    public struct Exec: Sendable {
-        public var command: [String]
-        /// Sorted by variable name.
-        public var environment: [(name: String, value: String)] = []
-
-        public init(command: [String], environment: [(name: String, value: String)] = []) {
-            self.command = command
-            self.environment = environment
-        }
     }
 }
 

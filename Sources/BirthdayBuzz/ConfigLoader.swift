@@ -8,9 +8,11 @@ extension BuzzConfig {
     ///
     /// Syntax errors carry `file:line:col`; schema errors carry the key path and,
     /// where the key can be found in the text, its line. Unknown keys, wrong
-    /// types, bad times, zones and durations are all errors.
+    /// types, bad times, zones and durations are all errors. `types` are the
+    /// channel and source types a table may name; each checks its own keys here,
+    /// so a bad channel option is reported before anything is sent.
     public init(toml text: String, file: String, environment: [String: String],
-                systemTimeZone: TimeZone) throws(ConfigError) {
+                systemTimeZone: TimeZone, types: ConfigTypes) throws(ConfigError) {
         let root: TOMLTable
         do {
             root = try Self.parseTOML(text, file: file)
@@ -23,15 +25,14 @@ extension BuzzConfig {
         } catch {
             throw ConfigError(file: file, message: "cannot parse: \(error)")
         }
-        let locator = KeyLocator(text: text)
+        let origin = ConfigOrigin(file: file, locator: KeyLocator(text: text))
         do {
-            try self.init(root: TableReader(root, path: []), environment: environment, systemTimeZone: systemTimeZone)
+            try self.init(root: TableReader(ConfigTable(root, path: [], origin: origin)), types: types,
+                          environment: environment, systemTimeZone: systemTimeZone)
+        } catch let error as ConfigError {
+            throw error
         } catch let problem as SchemaProblem {
-            let place = locator.position(of: problem.path)
-            // Keys and values may hold line breaks ("a\nb" = 1); the error stays one line.
-            throw ConfigError(file: file, line: place?.line, column: place?.column,
-                              keyPath: Self.oneLine(problem.path.joined(separator: ".")),
-                              message: Self.oneLine(problem.message))
+            throw origin.error(path: problem.path, message: problem.message)
         } catch {
             throw ConfigError(file: file, message: "\(error)")
         }
@@ -70,7 +71,7 @@ extension BuzzConfig {
         return try TOMLTable(string: text)
     }
 
-    private init(root: TableReader, environment: [String: String], systemTimeZone: TimeZone) throws {
+    private init(root: TableReader, types: ConfigTypes, environment: [String: String], systemTimeZone: TimeZone) throws {
         self.init(defaultsFor: environment, systemTimeZone: systemTimeZone)
 
         if let general = try root.table("general") {
@@ -182,7 +183,7 @@ extension BuzzConfig {
         if let channels = try root.table("channels") {
             for name in channels.keys.sorted() {
                 guard let table = try channels.table(name) else { continue }
-                self.channels.append(try ChannelConfig(name: name, table: table))
+                self.channels.append(try ChannelConfig(name: name, table: table, types: types.channels))
             }
             try channels.finish()
         }
@@ -190,7 +191,7 @@ extension BuzzConfig {
         if let sources = try root.table("sources") {
             for name in sources.keys.sorted() {
                 guard let table = try sources.table(name) else { continue }
-                self.sources.append(try SourceConfig(name: name, table: table))
+                self.sources.append(try SourceConfig(name: name, table: table, types: types.sources))
             }
             try sources.finish()
         }
@@ -230,144 +231,19 @@ extension BuzzConfig {
 }
 
 extension ChannelConfig {
-    init(name: String, table: TableReader) throws {
-        self.name = name
+    /// Reads what every channel has (`type`, `timeout`) and lets the type check the rest.
+    init(name: String, table: TableReader, types: [ConfigTypes.Entry]) throws {
+        let known = types.map(\.name).joined(separator: ", ")
         guard let type = try table.string("type") else {
-            throw table.problem("type", "missing (one of: \(ChannelConfig.typeNames.joined(separator: ", ")))")
+            throw table.problem("type", "missing (one of: \(known))")
         }
         if let timeout = try table.duration("timeout") {
             guard timeout > 0 else { throw table.problem("timeout", "must be more than 0s") }
             self.timeout = Double(timeout)
         }
-        switch type {
-        case "console":
-            kind = .console
-        case "dbus":
-            var options = DBus()
-            if let urgency = try table.choice("urgency", Urgency.self) { options.urgency = urgency }
-            if let expire = try table.int("expire_timeout") {
-                guard expire >= -1 else { throw table.problem("expire_timeout", "must be -1 (server default), 0 (never) or milliseconds") }
-                options.expireTimeout = expire
-            }
-            kind = .dbus(options)
-        case "smtp":
-            kind = .smtp(try ChannelConfig.smtp(table))
-        case "webhook":
-            kind = .webhook(try ChannelConfig.webhook(table))
-        case "exec":
-            guard let command = try table.stringArray("command"), let program = command.first, !program.isEmpty else {
-                throw table.problem("command", "missing: an argv array such as [\"/usr/local/bin/notify\", \"--quiet\"]")
-            }
-            var options = Exec(command: command)
-            if let env = try table.table("env") {
-                for key in env.keys.sorted() {
-                    guard let value = try env.string(key) else { continue }
-                    options.environment.append((key, value))
-                }
-                try env.finish()
-            }
-            kind = .exec(options)
-        default:
-            throw table.problem("type", "unknown channel type \"\(type)\" (one of: \(ChannelConfig.typeNames.joined(separator: ", ")))")
-        }
-        try table.finish()
-    }
-
-    static let typeNames = ["dbus", "smtp", "webhook", "exec", "console"]
-
-    private static func smtp(_ table: TableReader) throws -> SMTP {
-        guard let host = try table.string("host"), !host.isEmpty else { throw table.problem("host", "missing") }
-        let security = try table.choice("security", Security.self) ?? .starttls
-        if security == .none, !SMTP.isLoopback(host) {
-            throw table.problem("security", "\"none\" sends mail and password in clear text; it is only allowed "
-                                + "to a loopback host (127.0.0.1, ::1, localhost), not \(host)")
-        }
-        let defaultPort: Int
-        switch security {
-        case .starttls: defaultPort = 587
-        case .tls: defaultPort = 465
-        case .none: defaultPort = 25
-        }
-        let port = try table.int("port") ?? defaultPort
-        guard (1...65_535).contains(port) else { throw table.problem("port", "\(port) is not a TCP port") }
-        guard let from = try table.string("from"), !from.isEmpty else {
-            throw table.problem("from", "missing: the sender address, e.g. \"Buzz <me@example.org>\"")
-        }
-        let to: [String]
-        if let single = try? table.string("to") {
-            to = [single]
-        } else {
-            to = try table.stringArray("to") ?? []
-        }
-        var sources: [SecretSource] = []
-        if let env = try table.string("password_env") { sources.append(.environment(env)) }
-        if let file = try table.string("password_file") { sources.append(.file(file)) }
-        if let command = try table.stringArray("password_command") {
-            guard !command.isEmpty else { throw table.problem("password_command", "must name a program") }
-            sources.append(.command(command))
-        }
-        guard sources.count <= 1 else {
-            throw table.problem("password_env", "give only one of password_env, password_file, password_command")
-        }
-        if let inline = try? table.string("password") {
-            _ = inline
-            throw table.problem("password", "inline passwords are not read; use password_env, password_file or password_command")
-        }
-        return SMTP(host: host, port: port, security: security, username: try table.string("username"),
-                    password: sources.first, from: from, to: to,
-                    insecure: try table.bool("insecure") ?? false, caFile: try table.string("ca_file"))
-    }
-
-    private static func webhook(_ table: TableReader) throws -> Webhook {
-        let target: Webhook.Target
-        switch (try table.string("url"), try table.string("url_env")) {
-        case (let url?, nil):
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw table.problem("url", "must start with https:// or http://")
-            }
-            target = .url(url)
-        case (nil, let env?): target = .environment(env)
-        case (nil, nil): throw table.problem("url", "missing: give url or url_env")
-        case (_?, _?): throw table.problem("url_env", "give url or url_env, not both")
-        }
-        var options = Webhook(target: target)
-        if let preset = try table.choice("preset", Preset.self) { options.preset = preset }
-        if let headers = try table.table("headers") {
-            for key in headers.keys.sorted() {
-                if let literal = try? headers.string(key) {
-                    options.headers.append((key, .literal(literal)))
-                } else if let envTable = try headers.table(key) {
-                    guard let env = try envTable.string("env") else {
-                        throw envTable.problem("env", "missing: a header value is a string or { env = \"NAME\" }")
-                    }
-                    try envTable.finish()
-                    options.headers.append((key, .environment(env)))
-                }
-            }
-            try headers.finish()
-        }
-        options.body = try table.string("body")
-        options.contentType = try table.string("content_type")
-        if options.body != nil, options.contentType == nil {
-            throw table.problem("content_type", "missing: a custom body needs its content type (e.g. \"application/json\")")
-        }
-        if let method = try table.string("method") {
-            let upper = method.uppercased()
-            guard ["POST", "PUT", "PATCH"].contains(upper) else {
-                throw table.problem("method", "\"\(method)\" is not POST, PUT or PATCH")
-            }
-            options.method = upper
-        }
-        options.insecure = try table.bool("insecure") ?? false
-        options.caFile = try table.string("ca_file")
-        if let msgtype = try table.string("msgtype") {
-            guard options.preset == .matrix else { throw table.problem("msgtype", "is for preset = \"matrix\" only") }
-            guard ["m.notice", "m.text"].contains(msgtype) else {
-                throw table.problem("msgtype", "\"\(msgtype)\" is not m.notice or m.text")
-            }
-            options.msgtype = msgtype
-        }
-        return options
+        self.name = name
+        typeName = type
+        options = try ConfigTypes.checkedOptions(table, type: type, among: types, what: "channel", known: known)
     }
 }
 
@@ -377,62 +253,87 @@ struct SchemaProblem: Error {
     var message: String
 }
 
-/// Reads one TOML table, remembering which keys were used so the rest can be
-/// reported as unknown.
-final class TableReader {
-    let table: TOMLTable
-    let path: [String]
+/// Reads one config table, remembering which keys were used so the rest can be
+/// reported as unknown (`finish()`).
+///
+/// Channel and source types read their own keys with it:
+///
+/// ```swift
+/// static func options(from table: TableReader) throws -> Options {
+///     guard let url = try table.string("url") else { throw table.problem("url", "missing") }
+///     return Options(url: url, insecure: try table.bool("insecure") ?? false)
+/// }
+/// ```
+///
+/// Every error is a `ConfigError` that names the key path and, for a table read
+/// from a file, the key's `file:line:column`.
+public final class TableReader {
+    /// The table being read.
+    public let table: ConfigTable
     private var used: Set<String> = []
 
-    init(_ table: TOMLTable, path: [String]) {
+    public init(_ table: ConfigTable) {
         self.table = table
-        self.path = path
     }
 
-    var keys: [String] { table.keys }
+    /// Where the table sits: `["channels", "mail"]`.
+    public var path: [String] { table.path }
 
-    func problem(_ key: String, _ message: String) -> SchemaProblem {
-        SchemaProblem(path: path + [key], message: message)
+    /// The table's keys.
+    public var keys: [String] { Array(table.values.keys) }
+
+    /// The table without the keys read so far: what is left for a type to read.
+    var unread: ConfigTable { table.removing(used) }
+
+    /// An error about `key` in this table: `file:line:col: path.key: message`.
+    public func problem(_ key: String, _ message: String) -> ConfigError {
+        let keyPath = path + [key]
+        guard let origin = table.origin else {
+            return ConfigError(file: "config", keyPath: BuzzConfig.oneLine(keyPath.joined(separator: ".")),
+                               message: BuzzConfig.oneLine(message))
+        }
+        return origin.error(path: keyPath, message: message)
     }
 
-    private func value(_ key: String) -> (any TOMLValueConvertible)? {
+    private func value(_ key: String) -> ConfigTable.Value? {
         used.insert(key)
-        return table[key]
+        return table.values[key]
     }
 
-    private func wrongType(_ key: String, _ expected: String, _ value: any TOMLValueConvertible) -> SchemaProblem {
-        problem(key, "expected \(expected), found \(value.type)")
+    private func wrongType(_ key: String, _ expected: String, _ value: ConfigTable.Value) -> ConfigError {
+        problem(key, "expected \(expected), found \(value.typeDescription)")
     }
 
-    func table(_ key: String) throws -> TableReader? {
+    /// A sub-table (`[channels.hook.headers]`, `key = { … }`).
+    public func table(_ key: String) throws -> TableReader? {
         guard let value = value(key) else { return nil }
-        guard let table = value.table else { throw wrongType(key, "a table", value) }
-        return TableReader(table, path: path + [key])
+        guard case .table(let table) = value else { throw wrongType(key, "a table", value) }
+        return TableReader(table)
     }
 
-    func string(_ key: String) throws -> String? {
+    public func string(_ key: String) throws -> String? {
         guard let value = value(key) else { return nil }
-        guard let string = value.string else { throw wrongType(key, "a string", value) }
+        guard case .string(let string) = value else { throw wrongType(key, "a string", value) }
         return string
     }
 
-    func int(_ key: String) throws -> Int? {
+    public func int(_ key: String) throws -> Int? {
         guard let value = value(key) else { return nil }
-        guard let int = value.int else { throw wrongType(key, "an integer", value) }
+        guard case .integer(let int) = value else { throw wrongType(key, "an integer", value) }
         return int
     }
 
-    func bool(_ key: String) throws -> Bool? {
+    public func bool(_ key: String) throws -> Bool? {
         guard let value = value(key) else { return nil }
-        guard let bool = value.bool else { throw wrongType(key, "true or false", value) }
+        guard case .boolean(let bool) = value else { throw wrongType(key, "true or false", value) }
         return bool
     }
 
-    func stringArray(_ key: String) throws -> [String]? {
+    public func stringArray(_ key: String) throws -> [String]? {
         guard let value = value(key) else { return nil }
-        guard let array = value.array else { throw wrongType(key, "an array of strings", value) }
+        guard case .array(let array) = value else { throw wrongType(key, "an array of strings", value) }
         return try array.map { element in
-            guard let string = element.string else { throw wrongType(key, "an array of strings", element) }
+            guard case .string(let string) = element else { throw wrongType(key, "an array of strings", element) }
             return string
         }
     }
@@ -449,22 +350,23 @@ final class TableReader {
     /// Reminder offsets: days before, 0…365, no duplicates.
     func offsets(_ key: String) throws -> [Int]? {
         guard let value = value(key) else { return nil }
-        guard let array = value.array else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", value) }
+        guard case .array(let array) = value else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", value) }
         if array.isEmpty {
             throw problem(key, "is empty: no reminder would ever fire; [0] reminds on the day itself")
         }
         var offsets: [Int] = []
         for element in array {
-            guard let day = element.int else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", element) }
+            guard case .integer(let day) = element else { throw wrongType(key, "an array of whole days, e.g. [0, 1]", element) }
             guard (0...365).contains(day) else { throw problem(key, "\(day) is not between 0 and 365 days") }
             if !offsets.contains(day) { offsets.append(day) }
         }
         return offsets.sorted()
     }
 
-    func duration(_ key: String) throws -> Int? {
+    /// A duration in seconds, written `"30s"`, `"12h"`, `"1h30m"`, `"2d"`.
+    public func duration(_ key: String) throws -> Int? {
         // A bare number has no unit (seconds? hours?): say how to write it rather than guess.
-        if let number = table[key]?.int {
+        if case .integer(let number)? = table.values[key] {
             used.insert(key)
             throw problem(key, "\(number) has no unit; write a duration such as \"\(number)s\" or \"\(number)m\"")
         }
@@ -475,7 +377,8 @@ final class TableReader {
         return seconds
     }
 
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws -> T? where T.RawValue == String {
+    /// One of an enumeration's raw values.
+    public func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws -> T? where T.RawValue == String {
         guard let text = try string(key) else { return nil }
         guard let choice = T(rawValue: text) else {
             let options = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -484,9 +387,29 @@ final class TableReader {
         return choice
     }
 
+    /// Where a password comes from, by the secret rules channels and sources share
+    /// (DESIGN §5): at most one of `password_env`, `password_file`, `password_command`
+    /// (an argv array), and never an inline `password`.
+    public func secretSource() throws -> ChannelConfig.SecretSource? {
+        var sources: [ChannelConfig.SecretSource] = []
+        if let env = try string("password_env") { sources.append(.environment(env)) }
+        if let file = try string("password_file") { sources.append(.file(file)) }
+        if let command = try stringArray("password_command") {
+            guard !command.isEmpty else { throw problem("password_command", "must name a program") }
+            sources.append(.command(command))
+        }
+        guard sources.count <= 1 else {
+            throw problem("password_env", "give only one of password_env, password_file, password_command")
+        }
+        if (try? string("password")) != nil {
+            throw problem("password", "inline passwords are not read; use password_env, password_file or password_command")
+        }
+        return sources.first
+    }
+
     /// Throws for the first key that was never read.
-    func finish() throws {
-        for key in table.keys.sorted() where !used.contains(key) {
+    public func finish() throws {
+        for key in table.values.keys.sorted() where !used.contains(key) {
             throw problem(key, "unknown key")
         }
     }

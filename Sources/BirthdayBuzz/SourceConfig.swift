@@ -1,30 +1,21 @@
 import Foundation
 
 /// A `[sources.NAME]` table (DESIGN §3a): where contacts come from, kept in step by `sync`,
-/// `tick` and `run`. Each type's keys live in a file of their own (`VdirSourceConfig.swift`,
-/// `FileSourceConfig.swift`); adding a type is one options file here, one line in
-/// `SourceConfig.parsers`, and one source file plus one registry line in BuzzSources.
+/// `tick` and `run`. The core keeps its name and `type`; the type's own keys are read
+/// and checked by that type, in BuzzSources (one file per type, and `SourceRegistry`).
 public struct SourceConfig: Sendable {
     /// The table's name: how the store, `sync NAME` and `list --json` call the source.
     public var name: String
-    /// The type's own keys, parsed and checked.
-    public var options: any SourceOptions
+    /// The `type = "…"` value: which reader the source has.
+    public var typeName: String
+    /// The table's other keys, already checked by the type when the config was loaded.
+    public var options: ConfigTable
 
-    public init(name: String, options: any SourceOptions) {
+    public init(name: String, typeName: String, options: ConfigTable? = nil) {
         self.name = name
-        self.options = options
+        self.typeName = typeName
+        self.options = options ?? ConfigTable(path: ["sources", name])
     }
-
-    public var typeName: String { type(of: options).typeName }
-
-    /// Every source type's parser, by `type = "…"`.
-    static let parsers: [String: @Sendable (TableReader) throws -> any SourceOptions] = [
-        VdirSourceOptions.typeName: VdirSourceOptions.init(table:),
-        FileSourceOptions.typeName: FileSourceOptions.init(table:),
-        CardDAVSourceOptions.typeName: CardDAVSourceOptions.init(table:),
-    ]
-
-    public static var typeNames: [String] { parsers.keys.sorted() }
 
     /// A source name is a plain word, so it can never be mistaken for the path
     /// of a one-off `import` (which the store names by its absolute path).
@@ -35,23 +26,14 @@ public struct SourceConfig: Sendable {
         } && !name.hasPrefix(".")
     }
 
-    init(name: String, table: TableReader) throws {
+    init(name: String, table: TableReader, types: [ConfigTypes.Entry]) throws {
         guard SourceConfig.isValidName(name) else {
             throw SchemaProblem(path: table.path, message: "a source name is letters, digits, '-', '_' and '.', not \"\(name)\"")
         }
-        let known = SourceConfig.typeNames.joined(separator: ", ")
+        let known = types.map(\.name).sorted().joined(separator: ", ")
         guard let type = try table.string("type") else { throw table.problem("type", "missing (one of: \(known))") }
-        guard let parse = SourceConfig.parsers[type] else {
-            throw table.problem("type", "unknown source type \"\(type)\" (one of: \(known))")
-        }
         self.name = name
-        options = try parse(table)
-        try table.finish()
+        typeName = type
+        options = try ConfigTypes.checkedOptions(table, type: type, among: types, what: "source", known: known)
     }
-}
-
-/// The keys of one source type. `Sendable`: configs cross into the daemon's tasks.
-public protocol SourceOptions: Sendable {
-    /// The `type = "…"` value that selects these options.
-    static var typeName: String { get }
 }

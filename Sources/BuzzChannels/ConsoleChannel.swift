@@ -18,3 +18,18 @@ public struct ConsoleChannel: NotificationChannel {
         output(text)
     }
 }
+
+/// `type = "console"`: no keys of its own.
+extension ConsoleChannel: ChannelType {
+    public struct Options: Sendable {}
+
+    public static let typeName = "console"
+
+    public static func options(from table: TableReader) throws -> Options { Options() }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        ConsoleChannel(name: config.name, output: context.consoleOutput)
+    }
+
+    public static func target(of options: Options, environment: [String: String]) -> String { "standard output" }
+}

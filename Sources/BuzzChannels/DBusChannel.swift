@@ -23,7 +23,7 @@ public struct DBusChannel: NotificationChannel {
     /// The `[channels.NAME]` name.
     public let name: String
     /// Urgency and expiry from the channel's table.
-    public let options: ChannelConfig.DBus
+    public let options: Options
     /// Seconds to wait for the bus and the notification server, per call.
     public let timeout: Double
     let connection: DBusConnection
@@ -31,7 +31,7 @@ public struct DBusChannel: NotificationChannel {
     let actions: (any NotificationActionRecorder)?
 
     /// - Parameter environment: where the session bus address is looked up (the process environment, normally).
-    public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String]) {
+    public init(name: String, options: Options, timeout: Double, environment: [String: String]) {
         self.init(name: name, options: options, timeout: timeout,
                   connection: DBusConnection(environment: environment))
     }
@@ -39,13 +39,13 @@ public struct DBusChannel: NotificationChannel {
     /// - Parameter actions: set by `buzz run` only: a day-of reminder then offers
     ///   "Send wishes" and "Remind me later" on a server with the `actions`
     ///   capability, and `actions` hears which notification id it got.
-    public init(name: String, options: ChannelConfig.DBus, timeout: Double, environment: [String: String],
+    public init(name: String, options: Options, timeout: Double, environment: [String: String],
                 actions: (any NotificationActionRecorder)?) {
         self.init(name: name, options: options, timeout: timeout,
                   connection: DBusConnection(environment: environment), actions: actions)
     }
 
-    init(name: String, options: ChannelConfig.DBus, timeout: Double, connection: DBusConnection,
+    init(name: String, options: Options, timeout: Double, connection: DBusConnection,
          actions: (any NotificationActionRecorder)? = nil) {
         self.name = name
         self.options = options
@@ -257,5 +257,41 @@ extension DBusChannel {
         } catch {
             return false
         }
+    }
+}
+
+/// `type = "dbus"`: `urgency` (`low` | `normal` | `critical`) and `expire_timeout`
+/// (milliseconds; -1 the server's default, 0 never).
+extension DBusChannel: ChannelType {
+    /// Urgency and expiry from the channel's table.
+    public struct Options: Sendable {
+        public var urgency: ChannelConfig.Urgency = .normal
+        public var expireTimeout = -1
+
+        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int = -1) {
+            self.urgency = urgency
+            self.expireTimeout = expireTimeout
+        }
+    }
+
+    public static let typeName = "dbus"
+
+    public static func options(from table: TableReader) throws -> Options {
+        var options = Options()
+        if let urgency = try table.choice("urgency", ChannelConfig.Urgency.self) { options.urgency = urgency }
+        if let expire = try table.int("expire_timeout") {
+            guard expire >= -1 else { throw table.problem("expire_timeout", "must be -1 (server default), 0 (never) or milliseconds") }
+            options.expireTimeout = expire
+        }
+        return options
+    }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment,
+                    actions: context.notificationActions)
+    }
+
+    public static func target(of options: Options, environment: [String: String]) -> String {
+        "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
     }
 }

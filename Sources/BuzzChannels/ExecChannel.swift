@@ -30,7 +30,7 @@ public struct ExecChannel: NotificationChannel {
     /// minimal environment. `configDirectory` is the folder of the config file that
     /// names the program; it must be trusted (`ProgramRunner.checkTrusted(directory:)`)
     /// before anything runs. Nil when the config did not come from a file.
-    public init(name: String, options: ChannelConfig.Exec, timeout: Double, configDirectory: String?,
+    public init(name: String, options: Options, timeout: Double, configDirectory: String?,
                 scrubber: SecretScrubber) {
         self.name = name
         self.runner = ProgramRunner(arguments: options.command, extraEnvironment: options.environment, timeout: timeout)
@@ -116,5 +116,46 @@ public struct ExecChannel: NotificationChannel {
 
     private func seconds(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? "\(Int(value)) s" : "\(value) s"
+    }
+}
+
+/// `type = "exec"`: `command` (an argv array) and `env` (a table of variables
+/// added to the plugin's minimal environment).
+extension ExecChannel: ChannelType {
+    public struct Options: Sendable {
+        public var command: [String]
+        /// Sorted by variable name.
+        public var environment: [(name: String, value: String)] = []
+
+        public init(command: [String], environment: [(name: String, value: String)] = []) {
+            self.command = command
+            self.environment = environment
+        }
+    }
+
+    public static let typeName = "exec"
+
+    public static func options(from table: TableReader) throws -> Options {
+        guard let command = try table.stringArray("command"), let program = command.first, !program.isEmpty else {
+            throw table.problem("command", "missing: an argv array such as [\"/usr/local/bin/notify\", \"--quiet\"]")
+        }
+        var options = Options(command: command)
+        if let env = try table.table("env") {
+            for key in env.keys.sorted() {
+                guard let value = try env.string(key) else { continue }
+                options.environment.append((key, value))
+            }
+            try env.finish()
+        }
+        return options
+    }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        ExecChannel(name: config.name, options: options, timeout: config.timeout,
+                    configDirectory: context.configDirectory, scrubber: context.scrubber)
+    }
+
+    public static func target(of options: Options, environment: [String: String]) -> String {
+        "runs \(options.command.first ?? "")"
     }
 }

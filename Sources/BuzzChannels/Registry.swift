@@ -33,48 +33,147 @@ public struct ChannelContext: Sendable {
     }
 }
 
-/// Maps a channel `type` to the adapter that implements it. Adding a type is one
-/// file plus one line in `builders`.
+/// One channel type: the `type = "…"` it answers to, the options it reads from
+/// its `[channels.NAME]` table, and how it builds a channel from them.
+///
+/// A type is one file: its adapter (a `NotificationChannel`) conforms, as
+/// `SMTPChannel` does, and one line in `ChannelRegistry.standardTypes` (or a
+/// `register` call, as a test does) makes it known. The core reads `type` and
+/// `timeout`; everything else in the table is the type's to read, and it is
+/// read when the config is loaded, so a bad option is a config error
+/// (`config.toml:12:1: channels.x.key: …`) before anything is sent.
+///
+/// ```swift
+/// struct PagerChannel: NotificationChannel, ChannelType {
+///     struct Options: Sendable { var number: String }
+///     static let typeName = "pager"
+///     static func options(from table: TableReader) throws -> Options {
+///         guard let number = try table.string("number") else { throw table.problem("number", "missing") }
+///         return Options(number: number)
+///     }
+///     static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+///         PagerChannel(name: config.name, number: options.number)
+///     }
+///     let name: String, number: String
+///     func deliver(_ message: Message) async throws { … }
+/// }
+/// ```
+public protocol ChannelType: Sendable {
+    /// The type's own keys, parsed and checked.
+    associatedtype Options: Sendable
+
+    /// The `type = "…"` value.
+    static var typeName: String { get }
+
+    /// Reads the type's keys (`type` and `timeout` are the core's); a key it does
+    /// not read is reported as unknown. Errors come from `table.problem(_:_:)`.
+    static func options(from table: TableReader) throws -> Options
+
+    /// The channel for a table whose options have been read.
+    static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel
+
+    /// Where a channel of this type delivers, for `channels list` and `doctor`:
+    /// one line without secrets. Default: the type name.
+    static func target(of options: Options, environment: [String: String]) -> String
+
+    /// Whether the options hold a secret written in the file itself (DESIGN §5:
+    /// warn when others can read the file). Default: false.
+    static func holdsInlineSecret(_ options: Options) -> Bool
+}
+
+extension ChannelType {
+    public static func target(of options: Options, environment: [String: String]) -> String { typeName }
+
+    public static func holdsInlineSecret(_ options: Options) -> Bool { false }
+
+    /// Reads a channel table's options (all of them: an unread key is an error).
+    public static func options(of config: ChannelConfig) throws -> Options {
+        let reader = TableReader(config.options)
+        let options = try self.options(from: reader)
+        try reader.finish()
+        return options
+    }
+}
+
+/// Maps a channel `type` to the type that implements it. Adding a type is one
+/// file plus one line in `standardTypes`; a program (or a test) can also
+/// `register` its own. Passed in, never global: `BuzzConfig(toml:…types:)` gets
+/// its `configTypes`, the CLI builds channels with `make`.
 public struct ChannelRegistry: Sendable {
-    public typealias Builder = @Sendable (ChannelConfig, ChannelContext) throws -> any NotificationChannel
-
-    public var builders: [String: Builder]
-
-    public init(builders: [String: Builder] = ChannelRegistry.standardBuilders) {
-        self.builders = builders
+    /// A registered type, its generic parts closed over.
+    struct Entry: Sendable {
+        var name: String
+        var check: @Sendable (TableReader) throws -> Void
+        var make: @Sendable (ChannelConfig, ChannelContext) throws -> any NotificationChannel
+        var target: @Sendable (ChannelConfig, [String: String]) -> String
+        var holdsInlineSecret: @Sendable (ChannelConfig) -> Bool
     }
 
-    public static let standardBuilders: [String: Builder] = [
-        "console": { config, context in ConsoleChannel(name: config.name, output: context.consoleOutput) },
-        "dbus": { config, context in
-            guard case .dbus(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
-            return DBusChannel(name: config.name, options: options, timeout: config.timeout, environment: context.environment,
-                               actions: context.notificationActions)
-        },
-        "smtp": { config, context in
-            guard case .smtp(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
-            return try SMTPChannel(name: config.name, options: options, timeout: config.timeout, context: context)
-        },
-        "webhook": { config, context in
-            guard case .webhook(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
-            return try WebhookChannel(name: config.name, options: options, timeout: config.timeout, context: context)
-        },
-        "exec": { config, context in
-            guard case .exec(let options) = config.kind else { throw ChannelSetupError.kindMismatch(config.name) }
-            return ExecChannel(name: config.name, options: options, timeout: config.timeout,
-                               configDirectory: context.configDirectory, scrubber: context.scrubber)
-        },
+    private var entries: [Entry] = []
+
+    /// The types BirthdayBuzz ships, in the order errors list them.
+    public static let standardTypes: [any ChannelType.Type] = [
+        DBusChannel.self, SMTPChannel.self, WebhookChannel.self, ExecChannel.self, ConsoleChannel.self,
     ]
+
+    public init(types: [any ChannelType.Type] = ChannelRegistry.standardTypes) {
+        for type in types { register(type) }
+    }
+
+    /// Adds a type, or replaces the one with the same `typeName`.
+    public mutating func register<T: ChannelType>(_ type: T.Type) {
+        let entry = Entry(
+            name: T.typeName,
+            check: { table in _ = try T.options(from: table) },
+            make: { config, context in try T.make(config, options: try T.options(of: config), context: context) },
+            target: { config, environment in
+                (try? T.options(of: config)).map { T.target(of: $0, environment: environment) } ?? T.typeName
+            },
+            holdsInlineSecret: { config in (try? T.options(of: config)).map(T.holdsInlineSecret) ?? false })
+        if let index = entries.firstIndex(where: { $0.name == T.typeName }) {
+            entries[index] = entry
+        } else {
+            entries.append(entry)
+        }
+    }
+
+    /// The `type = "…"` names this registry knows, in order.
+    public var typeNames: [String] { entries.map(\.name) }
+
+    /// What `BuzzConfig(toml:…types:)` needs to check `[channels.NAME]` tables.
+    public var configTypes: [ConfigTypes.Entry] {
+        entries.map { ConfigTypes.Entry(name: $0.name, check: $0.check) }
+    }
+
+    private func entry(for config: ChannelConfig) -> Entry? {
+        entries.first { $0.name == config.typeName }
+    }
 
     /// Builds the adapter for a channel table.
     public func make(_ config: ChannelConfig, context: ChannelContext) throws -> any NotificationChannel {
-        guard let builder = builders[config.typeName] else {
+        guard let entry = entry(for: config) else {
             throw ChannelSetupError(message: "\(config.name): no adapter for channel type \"\(config.typeName)\"")
         }
         // The channel registers its secrets under its own name and scrubs only those from its errors.
         var scoped = context
         scoped.scrubber = context.scrubber.scoped(to: config.name)
-        return try builder(config, scoped)
+        do {
+            return try entry.make(config, scoped)
+        } catch let error as ConfigError {
+            // Options are checked when the config loads; this is a table made in code.
+            throw ChannelSetupError(message: "\(config.name): \(error.message)")
+        }
+    }
+
+    /// Where a channel delivers, on one line, without secrets (`channels list`, `doctor`).
+    public func target(of config: ChannelConfig, environment: [String: String]) -> String {
+        entry(for: config)?.target(config, environment) ?? config.typeName
+    }
+
+    /// Whether the config file itself holds a secret in a channel's options: a
+    /// webhook URL with a query or credentials, or a literal header value.
+    public func holdsInlineSecrets(_ config: BuzzConfig) -> Bool {
+        config.channels.contains { channel in entry(for: channel)?.holdsInlineSecret(channel) ?? false }
     }
 }
 
@@ -85,10 +184,6 @@ public struct ChannelSetupError: Error, Sendable, CustomStringConvertible {
 
     public init(message: String) {
         self.message = message
-    }
-
-    static func kindMismatch(_ name: String) -> ChannelSetupError {
-        ChannelSetupError(message: "\(name): channel options do not match its type")
     }
 
     public var description: String { message }

@@ -6,7 +6,7 @@ import Foundation
 /// required, implicit TLS, or plain only to a loopback host.
 public struct SMTPChannel: NotificationChannel {
     public let name: String
-    private let options: ChannelConfig.SMTP
+    private let options: Options
     private let from: Mailbox
     private let recipients: [Mailbox]
     private let password: String?
@@ -17,7 +17,7 @@ public struct SMTPChannel: NotificationChannel {
     /// The name said in EHLO (nil: libcurl's default, the bare host name).
     let ehloName: String?
 
-    public init(name: String, options: ChannelConfig.SMTP, timeout: Double, context: ChannelContext,
+    public init(name: String, options: Options, timeout: Double, context: ChannelContext,
                 clock: @escaping @Sendable () -> Date = { Date() }, ehloName: String? = SMTPChannel.localEHLOName) throws {
         self.name = name
         self.ehloName = ehloName
@@ -35,7 +35,7 @@ public struct SMTPChannel: NotificationChannel {
             }
             return mailbox
         }
-        if options.security == .none, !ChannelConfig.SMTP.isLoopback(options.host) {
+        if options.security == .none, !Options.isLoopback(options.host) {
             throw ChannelSetupError(message: "\(name): security = \"none\" sends mail and password in clear text; it is only allowed to a loopback host, not \(options.host)")
         }
         password = try options.password.map { try SMTPChannel.readSecret($0, channel: name, context: context) }
@@ -202,5 +202,84 @@ public struct SMTPChannel: NotificationChannel {
         }
         if error.curl.isConnectionFailure || error.curl.isTimeout { return .unavailable("\(place): \(detail)") }
         return .temporary("\(place): \(detail)")
+    }
+}
+
+/// `type = "smtp"` (DESIGN §5): `host`, `port`, `security`, `username`, one of
+/// `password_env` / `password_file` / `password_command`, `from`, `to` (a string
+/// or an array), `insecure`, `ca_file`.
+extension SMTPChannel: ChannelType {
+    public enum Security: String, Sendable, CaseIterable { case starttls, tls, none }
+
+    public struct Options: Sendable {
+        /// Where `security = "none"` is allowed: mail and password cross no network.
+        public static func isLoopback(_ host: String) -> Bool {
+            host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        }
+
+        public var host: String
+        public var port: Int
+        public var security: Security
+        public var username: String?
+        public var password: ChannelConfig.SecretSource?
+        public var from: String
+        public var to: [String]
+        public var insecure = false
+        public var caFile: String?
+
+        public init(host: String, port: Int, security: Security = .starttls, username: String? = nil,
+                    password: ChannelConfig.SecretSource? = nil, from: String, to: [String], insecure: Bool = false,
+                    caFile: String? = nil) {
+            self.host = host
+            self.port = port
+            self.security = security
+            self.username = username
+            self.password = password
+            self.from = from
+            self.to = to
+            self.insecure = insecure
+            self.caFile = caFile
+        }
+    }
+
+    public static let typeName = "smtp"
+
+    public static func options(from table: TableReader) throws -> Options {
+        guard let host = try table.string("host"), !host.isEmpty else { throw table.problem("host", "missing") }
+        let security = try table.choice("security", Security.self) ?? .starttls
+        if security == .none, !Options.isLoopback(host) {
+            throw table.problem("security", "\"none\" sends mail and password in clear text; it is only allowed "
+                                + "to a loopback host (127.0.0.1, ::1, localhost), not \(host)")
+        }
+        let defaultPort: Int
+        switch security {
+        case .starttls: defaultPort = 587
+        case .tls: defaultPort = 465
+        case .none: defaultPort = 25
+        }
+        let port = try table.int("port") ?? defaultPort
+        guard (1...65_535).contains(port) else { throw table.problem("port", "\(port) is not a TCP port") }
+        guard let from = try table.string("from"), !from.isEmpty else {
+            throw table.problem("from", "missing: the sender address, e.g. \"Buzz <me@example.org>\"")
+        }
+        let to: [String]
+        if let single = try? table.string("to") {
+            to = [single]
+        } else {
+            to = try table.stringArray("to") ?? []
+        }
+        let password = try table.secretSource()
+        return Options(host: host, port: port, security: security, username: try table.string("username"),
+                       password: password, from: from, to: to,
+                       insecure: try table.bool("insecure") ?? false, caFile: try table.string("ca_file"))
+    }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        try SMTPChannel(name: config.name, options: options, timeout: config.timeout, context: context)
+    }
+
+    public static func target(of options: Options, environment: [String: String]) -> String {
+        let to = options.to.isEmpty ? "" : " → " + options.to.joined(separator: ", ")
+        return "\(options.security.rawValue) \(options.host):\(options.port)\(to)"
     }
 }

@@ -8,14 +8,14 @@ import Mustache
 public struct WebhookChannel: NotificationChannel {
     public let name: String
     private let url: String
-    private let options: ChannelConfig.Webhook
+    private let options: Options
     private let headers: [(name: String, value: String)]
     private let template: MustacheTemplate?
     private let timeout: Double
     private let scrubber: SecretScrubber
     private let session: CurlSession
 
-    public init(name: String, options: ChannelConfig.Webhook, timeout: Double, context: ChannelContext) throws {
+    public init(name: String, options: Options, timeout: Double, context: ChannelContext) throws {
         self.name = name
         self.options = options
         self.timeout = timeout
@@ -362,5 +362,123 @@ public struct WebhookChannel: NotificationChannel {
             if let date = formatter.date(from: text) { return date }
         }
         return nil
+    }
+}
+
+/// `type = "webhook"` (DESIGN §5): `url` or `url_env`, `preset`, `headers` (a
+/// table; a value `{ env = "NAME" }` reads the environment), `body` +
+/// `content_type` for a custom template, `method`, `insecure`, `ca_file`, and
+/// `msgtype` for the matrix preset.
+extension WebhookChannel: ChannelType {
+    public enum Preset: String, Sendable, CaseIterable {
+        case generic, slack, discord, mattermost, ntfy, matrix, gotify
+    }
+
+    /// A header value: literal, or read from the environment (`{ env = "NAME" }`).
+    public enum HeaderValue: Sendable, Equatable {
+        case literal(String)
+        case environment(String)
+    }
+
+    public struct Options: Sendable {
+        public enum Target: Sendable, Equatable {
+            case url(String)
+            case environment(String)
+        }
+        public var target: Target
+        public var preset: Preset = .generic
+        /// Sorted by header name.
+        public var headers: [(name: String, value: HeaderValue)] = []
+        public var body: String?
+        public var contentType: String?
+        public var method = "POST"
+        public var insecure = false
+        /// A PEM file of CA certificates to trust (a self-hosted server behind a private CA).
+        public var caFile: String?
+        /// The matrix preset's message type: `m.notice` (what bots send; clients
+        /// show it quieter and other bots do not answer it) or `m.text`.
+        public var msgtype = "m.notice"
+
+        public init(target: Target, preset: Preset = .generic) {
+            self.target = target
+            self.preset = preset
+        }
+    }
+
+    public static let typeName = "webhook"
+
+    public static func options(from table: TableReader) throws -> Options {
+        let target: Options.Target
+        switch (try table.string("url"), try table.string("url_env")) {
+        case (let url?, nil):
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw table.problem("url", "must start with https:// or http://")
+            }
+            target = .url(url)
+        case (nil, let env?): target = .environment(env)
+        case (nil, nil): throw table.problem("url", "missing: give url or url_env")
+        case (_?, _?): throw table.problem("url_env", "give url or url_env, not both")
+        }
+        var options = Options(target: target)
+        if let preset = try table.choice("preset", Preset.self) { options.preset = preset }
+        if let headers = try table.table("headers") {
+            for key in headers.keys.sorted() {
+                if let literal = try? headers.string(key) {
+                    options.headers.append((key, .literal(literal)))
+                } else if let envTable = try headers.table(key) {
+                    guard let env = try envTable.string("env") else {
+                        throw envTable.problem("env", "missing: a header value is a string or { env = \"NAME\" }")
+                    }
+                    try envTable.finish()
+                    options.headers.append((key, .environment(env)))
+                }
+            }
+            try headers.finish()
+        }
+        options.body = try table.string("body")
+        options.contentType = try table.string("content_type")
+        if options.body != nil, options.contentType == nil {
+            throw table.problem("content_type", "missing: a custom body needs its content type (e.g. \"application/json\")")
+        }
+        if let method = try table.string("method") {
+            let upper = method.uppercased()
+            guard ["POST", "PUT", "PATCH"].contains(upper) else {
+                throw table.problem("method", "\"\(method)\" is not POST, PUT or PATCH")
+            }
+            options.method = upper
+        }
+        options.insecure = try table.bool("insecure") ?? false
+        options.caFile = try table.string("ca_file")
+        if let msgtype = try table.string("msgtype") {
+            guard options.preset == .matrix else { throw table.problem("msgtype", "is for preset = \"matrix\" only") }
+            guard ["m.notice", "m.text"].contains(msgtype) else {
+                throw table.problem("msgtype", "\"\(msgtype)\" is not m.notice or m.text")
+            }
+            options.msgtype = msgtype
+        }
+        return options
+    }
+
+    public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+        try WebhookChannel(name: config.name, options: options, timeout: config.timeout, context: context)
+    }
+
+    /// Scheme and host only: Slack, Discord, ntfy and Gotify keep their secret in the path.
+    public static func target(of options: Options, environment: [String: String]) -> String {
+        let url: String
+        switch options.target {
+        case .url(let value): url = SecretScrubber.displayURL(value)
+        case .environment(let variable):
+            url = environment[variable].map(SecretScrubber.displayURL) ?? "$\(variable) (not set)"
+        }
+        // The matrix preset PUTs to …/send/m.room.message/<txnId>, whatever `method` says.
+        let method = options.body == nil && options.preset == .matrix ? "PUT" : options.method
+        return "\(method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
+    }
+
+    /// A URL with a query or credentials, or a literal header value.
+    public static func holdsInlineSecret(_ options: Options) -> Bool {
+        if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
+        return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
     }
 }

@@ -25,7 +25,7 @@ import Synchronization
 public struct CardDAVSource: ContactSourceType {
     public let id: String
     public let label: String
-    public var typeName: String { CardDAVSourceOptions.typeName }
+    public var typeName: String { Self.typeName }
     public let options: CardDAVSourceOptions
     let context: SourceContext
 
@@ -36,9 +36,8 @@ public struct CardDAVSource: ContactSourceType {
         self.context = context
     }
 
-    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
-        let options = try SourceRegistry.options(config, as: CardDAVSourceOptions.self)
-        return CardDAVSource(id: config.name, label: config.name, options: options, context: context)
+    public static func make(_ config: SourceConfig, options: CardDAVSourceOptions, context: SourceContext) throws -> any ContactSourceType {
+        CardDAVSource(id: config.name, label: config.name, options: options, context: context)
     }
 
     /// Whether `set-birthday` / `clear-birthday` change the card on the server.
@@ -451,5 +450,69 @@ final class LazyCardDAVState: Sendable {
             decoded = .some(state)
             return state
         }
+    }
+}
+
+extension CardDAVSource: SourceType {
+    public static let typeName = "carddav"
+
+    public static func options(from table: TableReader) throws -> CardDAVSourceOptions {
+        guard let url = try table.string("url"), !url.isEmpty else {
+            throw table.problem("url", "missing: the server, e.g. \"https://cloud.example.com/remote.php/dav\"")
+        }
+        let lower = url.lowercased()
+        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
+            throw table.problem("url", "must start with https:// (or http:// for a server on this machine)")
+        }
+        let password = try table.secretSource()
+        let username = try table.string("username")
+        if password != nil, username == nil {
+            throw table.problem("username", "missing: a password needs the username it goes with")
+        }
+        let interval = try table.duration("interval") ?? CardDAVSourceOptions.defaultInterval
+        guard interval >= 60 else { throw table.problem("interval", "must be at least 1m") }
+        let timeout = try table.duration("timeout") ?? 60
+        guard timeout >= 1 else { throw table.problem("timeout", "must be at least 1s") }
+        return CardDAVSourceOptions(url: url, username: username, password: password, books: try table.stringArray("books") ?? [],
+                                    interval: interval, insecure: try table.bool("insecure") ?? false,
+                                    caFile: try table.string("ca_file"), writeBack: try table.bool("write_back") ?? false,
+                                    timeout: timeout)
+    }
+}
+
+/// `type = "carddav"`: the address books on a CardDAV server (RFC 6352), kept
+/// in step by `sync`, `tick` (once `interval` has passed) and `run` (every
+/// `interval`). The password follows the channels' secret rules.
+public struct CardDAVSourceOptions: Sendable, Equatable {
+    /// The server, a principal, or one address book.
+    public var url: String
+    public var username: String?
+    /// Where the password comes from (`password_env`, `password_file`, `password_command`).
+    public var password: ChannelConfig.SecretSource?
+    /// Display names or hrefs of the address books to read; empty: all of them.
+    public var books: [String]
+    /// Seconds between syncs by the clock (`run`, `tick`).
+    public var interval: Int
+    public var insecure: Bool
+    public var caFile: String?
+    /// `set-birthday` / `clear-birthday` change the card on the server.
+    public var writeBack: Bool
+    /// Seconds one request may take.
+    public var timeout: Int
+
+    public static let defaultInterval = 15 * 60
+
+    public init(url: String, username: String? = nil, password: ChannelConfig.SecretSource? = nil, books: [String] = [],
+                interval: Int = CardDAVSourceOptions.defaultInterval, insecure: Bool = false, caFile: String? = nil,
+                writeBack: Bool = false, timeout: Int = 60) {
+        self.url = url
+        self.username = username
+        self.password = password
+        self.books = books
+        self.interval = interval
+        self.insecure = insecure
+        self.caFile = caFile
+        self.writeBack = writeBack
+        self.timeout = timeout
     }
 }

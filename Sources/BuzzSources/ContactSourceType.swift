@@ -6,7 +6,7 @@ import Foundation
 ///
 /// One essential requirement, `read`; the rest is defaulted. A type is one
 /// file (`VdirSource.swift`, `FileSource.swift`, `CardDAVSource.swift`) plus
-/// one line in `SourceRegistry.standardBuilders`.
+/// one line in `SourceRegistry.standardTypes` (its options: `SourceType`).
 ///
 /// ```swift
 /// struct ExampleSource: ContactSourceType {

@@ -8,7 +8,7 @@ import Foundation
 public struct FileSource: ContactSourceType {
     public let id: String
     public let label: String
-    public var typeName: String { FileSourceOptions.typeName }
+    public var typeName: String { Self.typeName }
     /// The file, resolved.
     public let path: String
     /// The path as written in the config (or on the command line), for messages.
@@ -23,9 +23,8 @@ public struct FileSource: ContactSourceType {
         self.today = today
     }
 
-    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
-        let options = try SourceRegistry.options(config, as: FileSourceOptions.self)
-        return FileSource(id: config.name, label: config.name, path: context.resolvePath(options.path),
+    public static func make(_ config: SourceConfig, options: FileSourceOptions, context: SourceContext) throws -> any ContactSourceType {
+        FileSource(id: config.name, label: config.name, path: context.resolvePath(options.path),
                           shownPath: options.path, today: context.today)
     }
 
@@ -46,5 +45,26 @@ public struct FileSource: ContactSourceType {
     public func estimatedBytes() -> Int {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+}
+
+extension FileSource: SourceType {
+    public static let typeName = "file"
+
+    public static func options(from table: TableReader) throws -> FileSourceOptions {
+        guard let path = try table.string("path"), !path.isEmpty else {
+            throw table.problem("path", "missing: a .vcf file or a Google Contacts CSV export")
+        }
+        return FileSourceOptions(path: path)
+    }
+}
+
+/// `type = "file"`'s one key: `path`.
+public struct FileSourceOptions: Sendable, Equatable {
+    /// As written in the config (`~/` and relative paths are resolved by the source).
+    public var path: String
+
+    public init(path: String) {
+        self.path = path
     }
 }

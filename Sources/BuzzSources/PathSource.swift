@@ -9,7 +9,7 @@ import Foundation
 public struct PathSource: ContactSourceType {
     public let id: String
     public let label: String
-    public var typeName: String { files.isFolder ? VdirSourceOptions.typeName : FileSourceOptions.typeName }
+    public var typeName: String { files.isFolder ? VdirSource.typeName : FileSource.typeName }
     let files: CardFiles
 
     /// Checks the path now: a missing file, an empty folder or a file that is

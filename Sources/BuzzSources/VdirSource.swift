@@ -12,7 +12,7 @@ import Foundation
 public struct VdirSource: ContactSourceType {
     public let id: String
     public let label: String
-    public var typeName: String { VdirSourceOptions.typeName }
+    public var typeName: String { Self.typeName }
     /// The folder, resolved.
     public let path: String
     /// The path as written in the config, for messages.
@@ -29,9 +29,8 @@ public struct VdirSource: ContactSourceType {
         self.today = today
     }
 
-    static func make(_ config: SourceConfig, _ context: SourceContext) throws -> any ContactSourceType {
-        let options = try SourceRegistry.options(config, as: VdirSourceOptions.self)
-        return VdirSource(id: config.name, label: config.name, path: context.resolvePath(options.path),
+    public static func make(_ config: SourceConfig, options: VdirSourceOptions, context: SourceContext) throws -> any ContactSourceType {
+        VdirSource(id: config.name, label: config.name, path: context.resolvePath(options.path),
                           shownPath: options.path, recursive: options.recursive, today: context.today)
     }
 
@@ -158,5 +157,30 @@ struct VdirState: Codable {
 
     var encoded: String? {
         (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension VdirSource: SourceType {
+    public static let typeName = "vdir"
+
+    public static func options(from table: TableReader) throws -> VdirSourceOptions {
+        guard let path = try table.string("path"), !path.isEmpty else {
+            throw table.problem("path", "missing: the folder of .vcf files, e.g. \"~/.contacts/personal\"")
+        }
+        return VdirSourceOptions(path: path, recursive: try table.bool("recursive") ?? false)
+    }
+}
+
+/// `type = "vdir"`'s keys: `path` and `recursive`.
+public struct VdirSourceOptions: Sendable, Equatable {
+    /// As written in the config (`~/` and relative paths are resolved by the source).
+    public var path: String
+    /// Each sub-folder is an address book too (a vdirsyncer root, Radicale's
+    /// `collection-root/USER/`); `.vcf` files directly in `path` form one more.
+    public var recursive: Bool
+
+    public init(path: String, recursive: Bool = false) {
+        self.path = path
+        self.recursive = recursive
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 struct ChannelWiring {
     let context: Context
     let scrubber = SecretScrubber()
-    let registry = ChannelRegistry()
+    let registry = Context.channelTypes
     /// The console channel prints to stderr when stdout carries JSON.
     var consoleToStandardError = false
     /// `buzz run` only: desktop reminders on the day carry actions, whose ids go here (DESIGN §6a).
@@ -49,23 +49,6 @@ struct ChannelWiring {
     }
 
     private func rawTarget(of config: ChannelConfig) -> String {
-        switch config.kind {
-        case .console: return "standard output"
-        case .dbus(let options): return "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
-        case .smtp(let options):
-            let to = options.to.isEmpty ? "" : " → " + options.to.joined(separator: ", ")
-            return "\(options.security.rawValue) \(options.host):\(options.port)\(to)"
-        case .webhook(let options):
-            let url: String
-            switch options.target {
-            case .url(let value): url = SecretScrubber.displayURL(value)
-            case .environment(let variable):
-                url = context.environment[variable].map(SecretScrubber.displayURL) ?? "$\(variable) (not set)"
-            }
-            // The matrix preset PUTs to …/send/m.room.message/<txnId>, whatever `method` says.
-            let method = options.body == nil && options.preset == .matrix ? "PUT" : options.method
-            return "\(method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
-        case .exec(let options): return "runs \(options.command.first ?? "")"
-        }
+        registry.target(of: config, environment: context.environment)
     }
 }

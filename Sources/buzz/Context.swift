@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzChannels
+import BuzzSources
 import BuzzStore
 import Foundation
 
@@ -14,6 +15,15 @@ struct Context {
     /// `run` moves it to the moment of a click on a notification.
     var now: Int64
     let dataDirectory: String
+
+    /// The channel types this program knows (DESIGN §5): the config may name these, and `ChannelWiring` builds them.
+    static let channelTypes = ChannelRegistry()
+    /// The source types it knows (DESIGN §3a).
+    static let sourceTypes = SourceRegistry()
+    /// What the config loader checks `[channels.NAME]` and `[sources.NAME]` tables against.
+    static var configTypes: ConfigTypes {
+        ConfigTypes(channels: channelTypes.configTypes, sources: sourceTypes.configTypes)
+    }
 
     /// The config file: `--config`, else `$BUZZ_CONFIG`, else the XDG default; and
     /// whether it was named explicitly (then it must exist).
@@ -57,12 +67,13 @@ struct Context {
                 throw CLIError.request("\(configPath): cannot read the config file (\(error.reason))")
             }
             do {
-                config = try BuzzConfig(toml: text, file: configPath, environment: environment, systemTimeZone: systemZone)
+                config = try BuzzConfig(toml: text, file: configPath, environment: environment, systemTimeZone: systemZone,
+                                        types: Context.configTypes)
             } catch {
                 throw CLIError.request(error.description)
             }
             var info = stat()
-            if stat(configPath, &info) == 0, info.st_mode & 0o044 != 0, config.holdsInlineSecrets {
+            if stat(configPath, &info) == 0, info.st_mode & 0o044 != 0, Context.channelTypes.holdsInlineSecrets(config) {
                 printWarning("warning: \(configPath) is readable by other users and holds a secret inline (a URL query, user:password@ or a header value); chmod 600 it, or move the secret to url_env / { env = \"NAME\" }")
             }
         } else if explicitConfig != nil {

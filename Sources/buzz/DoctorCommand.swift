@@ -26,7 +26,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if context.configFileExists {
             ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(Self.name(of: context.config.general.timeZone)), locale \(context.config.general.locale)")
             var info = stat()
-            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, context.config.holdsInlineSecrets {
+            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, Context.channelTypes.holdsInlineSecrets(context.config) {
                 warn("\(context.configPath) is readable by others and holds a secret inline (a URL query or header value): chmod 600 it, or use url_env / { env = \"…\" }")
             }
         } else {

@@ -33,7 +33,8 @@ struct InitCommand: ParsableCommand {
         }
         // Check what we write parses, so `init` never leaves a broken file.
         do {
-            _ = try BuzzConfig(toml: text, file: path, environment: environment, systemTimeZone: .current)
+            _ = try BuzzConfig(toml: text, file: path, environment: environment, systemTimeZone: .current,
+                               types: Context.configTypes)
         } catch {
             throw CLIError.runtime("internal: the starter config does not validate: \(error)")
         }

@@ -48,36 +48,10 @@ struct ListCommand: ParsableCommand {
                                      to: context.clock.instant(of: today.adding(days: 1), secondsAfterMidnight: 0))
         }
         if json {
-            print(JSONObject.array(entries.map { jsonRow($0, wished: wished) }))
+            print(try CLIJSONEncoder.encodeLines(entries.map { ListRow($0, wished: wished, missing: missing) }))
             return
         }
         printTable(entries, wished: wished)
-    }
-
-    private func jsonRow(_ entry: ListEntry, wished: Set<String>) -> String {
-        var row = JSONObject()
-        row.add("contact_id", entry.contact.id)
-        row.add("name", entry.contact.name)
-        row.add("occasion", entry.occasion.rawValue)
-        row.add("birthday", entry.contact.birthday?.description)
-        row.add("anniversary", entry.contact.anniversary?.description)
-        row.add("date", entry.date?.description)
-        row.add("next", entry.next?.date.description)
-        row.add("days_until", entry.daysUntil)
-        row.add("section", entry.section.rawValue)
-        row.add("age", entry.next?.age)
-        row.add("buzzed", entry.contact.decision.map { $0 == .include })
-        // The [sources.NAME] name, or the path as given to a one-off import.
-        row.add("source", entry.contact.source)
-        // The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
-        // when no birthday counts. null otherwise.
-        row.add("birthday_note", entry.occasion == .birthday ? Self.birthdayNote(entry.contact) : nil)
-        row.add("wished_today", entry.occasion == .birthday ? wished.contains(entry.contact.id) : nil)
-        if missing {
-            row.add("last_request_date", entry.contact.lastRequestDate)
-            row.add("request_channel", entry.contact.requestChannel)
-        }
-        return row.json
     }
 
     private func printTable(_ entries: [ListEntry], wished: Set<String>) {
@@ -135,6 +109,78 @@ struct ListCommand: ParsableCommand {
     /// The card's text BDAY when no birthday counts (the table's `note:`, JSON's `birthday_note`).
     static func birthdayNote(_ contact: Contact) -> String? {
         contact.birthday == nil ? contact.card.birthdayText : nil
+    }
+}
+
+/// One `list --json` row (DESIGN §4).
+struct ListRow: Encodable {
+    var contactID: String
+    var name: String
+    var occasion: String
+    var birthday: String?
+    var anniversary: String?
+    var date: String?
+    var next: String?
+    var daysUntil: Int?
+    var section: String
+    /// Turning (or years married); null without a year.
+    var age: Int?
+    /// true / false, or null while undecided.
+    var buzzed: Bool?
+    /// The [sources.NAME] name, or the path as given to a one-off import.
+    var source: String
+    /// The card's `BDAY;VALUE=text` ("circa 1800"), as the table shows it: only
+    /// when no birthday counts. null otherwise.
+    var birthdayNote: String?
+    var wishedToday: Bool?
+    /// With `--missing` only: who was asked, when and how.
+    var request: (date: String?, channel: String?)?
+
+    enum CodingKeys: String, CodingKey {
+        case contactID = "contact_id", name, occasion, birthday, anniversary, date, next, daysUntil = "days_until"
+        case section, age, buzzed, source, birthdayNote = "birthday_note", wishedToday = "wished_today"
+        case lastRequestDate = "last_request_date", requestChannel = "request_channel"
+    }
+
+    init(_ entry: ListEntry, wished: Set<String>, missing: Bool) {
+        contactID = entry.contact.id
+        name = entry.contact.name
+        occasion = entry.occasion.rawValue
+        birthday = entry.contact.birthday?.description
+        anniversary = entry.contact.anniversary?.description
+        date = entry.date?.description
+        next = entry.next?.date.description
+        daysUntil = entry.daysUntil
+        section = entry.section.rawValue
+        age = entry.next?.age
+        buzzed = entry.contact.decision.map { $0 == .include }
+        source = entry.contact.source
+        birthdayNote = entry.occasion == .birthday ? ListCommand.birthdayNote(entry.contact) : nil
+        wishedToday = entry.occasion == .birthday ? wished.contains(entry.contact.id) : nil
+        request = missing ? (entry.contact.lastRequestDate, entry.contact.requestChannel) : nil
+    }
+
+    /// Synthesized but for the two `--missing` keys, which other rows leave out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(contactID, forKey: .contactID)
+        try container.encode(name, forKey: .name)
+        try container.encode(occasion, forKey: .occasion)
+        try container.encodeIfPresent(birthday, forKey: .birthday)
+        try container.encodeIfPresent(anniversary, forKey: .anniversary)
+        try container.encodeIfPresent(date, forKey: .date)
+        try container.encodeIfPresent(next, forKey: .next)
+        try container.encodeIfPresent(daysUntil, forKey: .daysUntil)
+        try container.encode(section, forKey: .section)
+        try container.encodeIfPresent(age, forKey: .age)
+        try container.encodeIfPresent(buzzed, forKey: .buzzed)
+        try container.encode(source, forKey: .source)
+        try container.encodeIfPresent(birthdayNote, forKey: .birthdayNote)
+        try container.encodeIfPresent(wishedToday, forKey: .wishedToday)
+        if let request {
+            try container.encodeIfPresent(request.date, forKey: .lastRequestDate)
+            try container.encodeIfPresent(request.channel, forKey: .requestChannel)
+        }
     }
 }
 

@@ -3,6 +3,36 @@ import BirthdayBuzz
 import BuzzStore
 import Foundation
 
+/// One `outbox --json` row: a ledger entry.
+struct OutboxRow: Encodable {
+    var id: String
+    var channel: String
+    var contactID: String
+    var status: String
+    var fireAt: String
+    var attempts: Int
+    var nextAttemptAt: String?
+    var sentAt: String?
+    var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, channel, contactID = "contact_id", status, fireAt = "fire_at", attempts
+        case nextAttemptAt = "next_attempt_at", sentAt = "sent_at", error
+    }
+
+    init(_ row: LedgerRow, clock: WallClock) {
+        id = row.eventID
+        channel = row.channel
+        contactID = row.contactID
+        status = row.state.rawValue
+        fireAt = clock.iso8601(row.fireAt)
+        attempts = row.attempts
+        nextAttemptAt = row.nextAttemptAt.map(clock.iso8601)
+        sentAt = row.sentAt.map(clock.iso8601)
+        error = row.lastError
+    }
+}
+
 struct OutboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox", abstract: "Show the delivery ledger: what is waiting, what failed, what went out.")
@@ -22,19 +52,7 @@ struct OutboxCommand: ParsableCommand {
         let states: Set<DeliveryState> = failed ? [.failed] : Set(DeliveryState.allCases)
         let rows = try runtime { try ledger.rows(in: states) }
         if json {
-            print(JSONObject.array(rows.map { row in
-                var object = JSONObject()
-                object.add("id", row.eventID)
-                object.add("channel", row.channel)
-                object.add("contact_id", row.contactID)
-                object.add("status", row.state.rawValue)
-                object.add("fire_at", context.clock.iso8601(row.fireAt))
-                object.add("attempts", row.attempts)
-                object.add("next_attempt_at", row.nextAttemptAt.map(context.clock.iso8601))
-                object.add("sent_at", row.sentAt.map(context.clock.iso8601))
-                object.add("error", row.lastError)
-                return object.json
-            }))
+            print(try CLIJSONEncoder.encodeLines(rows.map { OutboxRow($0, clock: context.clock) }))
             return
         }
         if rows.isEmpty {

@@ -83,7 +83,7 @@ struct ShowCommand: ParsableCommand {
                 item.add("done_at", gift.doneAt.map(clock.iso8601))
                 return item.json
             }.joined(separator: ",") + "]")
-            row.add("next", raw: "[" + next.map { upcomingJSON($0, clock: clock) }.joined(separator: ",") + "]")
+            row.add("next", raw: "[" + (try next.map { try upcomingJSON($0, clock: clock) }).joined(separator: ",") + "]")
             row.add("history", raw: "[" + history.map { entry in
                 var item = JSONObject()
                 item.add("id", entry.eventID)

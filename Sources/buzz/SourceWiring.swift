@@ -28,7 +28,7 @@ extension Context {
             throw CLIError.request("no source named \"\(name)\" (\(list))")
         }
         let chosen = names.isEmpty ? config.sources : config.sources.filter { names.contains($0.name) }
-        let registry = SourceRegistry()
+        let registry = Context.sourceTypes
         let sourceContext = sourceContext(today: today)
         return try chosen.map { config in
             try sourceCall { try registry.make(config, context: sourceContext) }
@@ -52,25 +52,6 @@ extension SourceReport {
             if let reason { text += "; not pruned: \(reason)" }
             return text
         }
-    }
-
-    /// `sync --json`'s object for one source (README, "Keep contacts in sync").
-    var json: String {
-        var object = JSONObject()
-        object.add("name", label)
-        object.add("type", typeName)
-        object.add("status", status.rawValue)
-        object.add("added", summary.added)
-        object.add("updated", summary.updated)
-        object.add("unchanged", summary.unchanged)
-        object.add("removed", summary.removed)
-        object.add("skipped", summary.skipped)
-        object.add("groups", summary.groups)
-        object.add("restored", summary.restored)
-        object.add("duplicates", summary.duplicates)
-        object.add("pruned", pruned)
-        object.add("reason", reason)
-        return object.json
     }
 
     /// Whether the store changed (a running daemon should plan again).
@@ -115,9 +96,10 @@ extension Context {
     /// is already recorded: a failure says so on one line and exits 1.
     func writeBirthdayBack(_ birthday: Birthday?, for contact: Contact, store: BuzzDatabase) throws {
         guard let config = config.sources.first(where: { $0.name == contact.source }),
-              let options = config.options as? CardDAVSourceOptions, options.writeBack else { return }
+              config.typeName == CardDAVSource.typeName,
+              (try? CardDAVSource.options(of: config))?.writeBack == true else { return }
         do {
-            guard let source = try SourceRegistry().make(config, context: sourceContext()) as? CardDAVSource else { return }
+            guard let source = try Context.sourceTypes.make(config, context: sourceContext()) as? CardDAVSource else { return }
             try source.writeBirthday(birthday, contactID: contact.id, store: store, now: now,
                                      includeByDefault: self.config.contacts.includeByDefault)
             print("\(contact.name): written back to \(config.name) on the server")

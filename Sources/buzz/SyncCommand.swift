@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzSources
+import BuzzStore
 import Foundation
 
 struct SyncCommand: ParsableCommand {
@@ -26,7 +27,7 @@ struct SyncCommand: ParsableCommand {
         let context = try Context(root.global)
         let sources = try context.configuredSources(named: names)
         guard !sources.isEmpty else {
-            if json { print(#"{"sources":[]}"#) }
+            if json { print(try CLIJSONEncoder.encode(SyncJSON(sources: []))) }
             printWarning("no contact sources configured; add a [sources.NAME] table (see config.example.toml), "
                          + "or import files once with `buzz import PATH`")
             return
@@ -35,10 +36,42 @@ struct SyncCommand: ParsableCommand {
         let reports = try syncSources(sources, context: context, store: store, onlyIfChanged: false)
         if reports.contains(where: \.changedContacts) { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
         if json {
-            print(#"{"sources":["# + reports.map(\.json).joined(separator: ",") + "]}")
+            print(try CLIJSONEncoder.encode(SyncJSON(sources: reports.map(SyncJSON.Source.init))))
         } else {
             for report in reports { print(report.line) }
         }
         if reports.contains(where: { $0.status == .failed }) { throw ExitCode(1) }
     }
+}
+
+/// `sync --json` (README, "Keep contacts in sync"): one object per source.
+struct SyncJSON: Encodable {
+    struct Source: Encodable {
+        var name: String
+        var type: String
+        var status: String
+        var added, updated, unchanged, removed, skipped, groups, restored: Int
+        /// Ids of contacts that came more than once in the read.
+        var duplicates: [String]
+        var pruned: Bool
+        var reason: String?
+
+        init(_ report: SourceReport) {
+            name = report.label
+            type = report.typeName
+            status = report.status.rawValue
+            added = report.summary.added
+            updated = report.summary.updated
+            unchanged = report.summary.unchanged
+            removed = report.summary.removed
+            skipped = report.summary.skipped
+            groups = report.summary.groups
+            restored = report.summary.restored
+            duplicates = report.summary.duplicates
+            pruned = report.pruned
+            reason = report.reason
+        }
+    }
+
+    var sources: [Source]
 }

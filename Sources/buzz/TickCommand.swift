@@ -49,7 +49,7 @@ struct TickCommand: AsyncParsableCommand {
             if json {
                 // stdout stays one JSON object (nothing done here); the note goes to stderr.
                 printWarning(note)
-                print(DispatchReport().json)
+                print(try DispatchReport().json())
             } else {
                 print(note)
             }
@@ -65,7 +65,7 @@ struct TickCommand: AsyncParsableCommand {
         }
         await wiring.shutdown()
         if json {
-            print(report.json)
+            print(try report.json())
         } else {
             print(report.summary(dryRun: dryRun))
         }
@@ -74,23 +74,23 @@ struct TickCommand: AsyncParsableCommand {
 }
 
 extension DispatchReport {
-    var json: String {
-        var object = JSONObject()
-        object.add("due", due)
-        object.add("sent", sent)
-        object.add("failed", failed)
-        object.add("retrying", retrying)
-        object.add("missed", missed)
-        object.add("skipped", skipped)
-        object.add("deliveries", raw: "[" + deliveries.map { delivery in
-            var row = JSONObject()
-            row.add("id", delivery.id)
-            row.add("channel", delivery.channel)
-            row.add("status", delivery.status.rawValue)
-            row.add("error", delivery.error)
-            return row.json
-        }.joined(separator: ",") + "]")
-        return object.json
+    /// `tick --json` (DESIGN §4): the counts, then each delivery.
+    struct JSONShape: Encodable {
+        struct Delivery: Encodable {
+            var id: String
+            var channel: String
+            var status: String
+            var error: String?
+        }
+
+        var due, sent, failed, retrying, missed, skipped: Int
+        var deliveries: [Delivery]
+    }
+
+    func json() throws -> String {
+        try CLIJSONEncoder.encode(JSONShape(
+            due: due, sent: sent, failed: failed, retrying: retrying, missed: missed, skipped: skipped,
+            deliveries: deliveries.map { .init(id: $0.id, channel: $0.channel, status: $0.status.rawValue, error: $0.error) }))
     }
 
     func summary(dryRun: Bool) -> String {

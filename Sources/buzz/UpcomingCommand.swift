@@ -43,7 +43,7 @@ struct UpcomingCommand: ParsableCommand {
         let events = planner.upcoming(contacts, now: context.now, until: until,
                                       limit: limit ?? context.config.reminders.maxPending, recorded: recorded)
         if json {
-            print(JSONObject.array(events.map { upcomingJSON($0, clock: context.clock) }))
+            print(try CLIJSONEncoder.encodeLines(events.map { UpcomingRow($0, clock: context.clock) }))
             return
         }
         if events.isEmpty {
@@ -60,18 +60,37 @@ struct UpcomingCommand: ParsableCommand {
     }
 }
 
-/// One `upcoming --json` entry (also `show --json`'s `next`).
-func upcomingJSON(_ event: PlannedEvent, clock: WallClock) -> String {
-    var row = JSONObject()
-    row.add("id", event.id)
-    row.add("contact_id", event.contactID)
-    row.add("name", event.name)
-    row.add("occasion", event.occasion.rawValue)
-    row.add("occurrence", event.occurrence.description)
-    row.add("offset_days", event.offsetDays)
-    row.add("fire_at", clock.iso8601(event.fireAt))
-    row.add("channels", event.channels)
-    return row.json
+/// One `upcoming --json` entry (DESIGN §4; also `show --json`'s `next`).
+struct UpcomingRow: Encodable {
+    var id: String
+    var contactID: String
+    var name: String
+    var occasion: String
+    var occurrence: String
+    var offsetDays: Int
+    /// ISO 8601 with the UTC offset of `general.timezone`.
+    var fireAt: String
+    var channels: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case id, contactID = "contact_id", name, occasion, occurrence, offsetDays = "offset_days", fireAt = "fire_at", channels
+    }
+
+    init(_ event: PlannedEvent, clock: WallClock) {
+        id = event.id
+        contactID = event.contactID
+        name = event.name
+        occasion = event.occasion.rawValue
+        occurrence = event.occurrence.description
+        offsetDays = event.offsetDays
+        fireAt = clock.iso8601(event.fireAt)
+        channels = event.channels
+    }
+}
+
+/// One `upcoming --json` entry as text, for `show --json`'s `next` (still built with `JSONObject`).
+func upcomingJSON(_ event: PlannedEvent, clock: WallClock) throws -> String {
+    try CLIJSONEncoder.encode(UpcomingRow(event, clock: clock))
 }
 
 /// One `upcoming` line: when it fires, whose, which occasion, and where it goes.

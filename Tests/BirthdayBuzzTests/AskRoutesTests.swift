@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct AskRoutesTests {
     static func config(_ toml: String) throws -> BuzzConfig {
-        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: "UTC")!)
+        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
     }
 
     static let channels = """

@@ -50,7 +50,7 @@ import Testing
     }
 
     static func config(_ toml: String) throws -> BuzzConfig {
-        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: "UTC")!)
+        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
     }
 
     static let berlin = "[general]\ntimezone = \"Europe/Berlin\"\n"

@@ -1,3 +1,5 @@
+import BuzzChannels
+import BuzzSources
 import Foundation
 import Testing
 @testable import BirthdayBuzz
@@ -6,7 +8,7 @@ import Testing
     static let utc = TimeZone(identifier: "UTC")!
 
     static func load(_ text: String, env: [String: String] = [:]) throws(ConfigError) -> BuzzConfig {
-        try BuzzConfig(toml: text, file: "config.toml", environment: env, systemTimeZone: utc)
+        try BuzzConfig(toml: text, file: "config.toml", environment: env, systemTimeZone: utc, types: .shipped)
     }
 
     static func error(_ text: String) -> ConfigError? {
@@ -45,21 +47,18 @@ import Testing
         }.joined(separator: "\n")
         let config = try Self.load(uncommented, env: [:])
         #expect(config.channels.map(\.name).sorted() == ["chat", "console", "custom", "desktop", "mail", "matrix", "phone", "sms-gateway"])
-        if case .webhook(let matrix)? = config.channel(named: "matrix")?.kind {
-            #expect(matrix.preset == .matrix && matrix.msgtype == "m.notice")
-        } else {
-            Issue.record("matrix")
-        }
+        let matrix = try WebhookChannel.options(of: try #require(config.channel(named: "matrix")))
+        #expect(matrix.preset == .matrix && matrix.msgtype == "m.notice")
         #expect(config.general.timeZone.identifier == "Europe/Berlin")
         #expect(config.groups.map(\.name) == ["family"])
         #expect(config.groups.first?.offsets == [0, 1, 7])
-        guard case .smtp(let smtp)? = config.channel(named: "mail")?.kind else { Issue.record("mail"); return }
+        let smtp = try SMTPChannel.options(of: try #require(config.channel(named: "mail")))
         #expect(smtp.port == 587)
         #expect(smtp.security == .starttls)
-        guard case .webhook(let hook)? = config.channel(named: "chat")?.kind else { Issue.record("chat"); return }
+        let hook = try WebhookChannel.options(of: try #require(config.channel(named: "chat")))
         #expect(hook.target == .environment("BUZZ_CHAT_URL"))
         #expect(hook.headers.first?.value == .environment("BUZZ_CHAT_TOKEN"))
-        let cloud = config.sources.first { $0.name == "cloud" }?.options as? CardDAVSourceOptions
+        let cloud = try CardDAVSource.options(of: try #require(config.sources.first { $0.name == "cloud" }))
         #expect(cloud == CardDAVSourceOptions(url: "https://cloud.example.com/remote.php/dav", username: "sam",
                                               password: .command(["pass", "show", "nextcloud/buzz"])))
     }
@@ -75,12 +74,12 @@ import Testing
             ca_file = "ca.pem"
             write_back = true
             """)
-        #expect(full.sources.first?.options as? CardDAVSourceOptions
+        #expect(try CardDAVSource.options(of: try #require(full.sources.first))
                 == CardDAVSourceOptions(url: "https://dav.example.org/", username: "sam", password: .file("pw"),
                                         books: ["Contacts", "/sam/work/"], interval: 3600, insecure: true, caFile: "ca.pem",
                                         writeBack: true))
-        let plain = try Self.load(head + "password_env = \"DAV\"\n").sources.first?.options as? CardDAVSourceOptions
-        #expect(plain?.interval == 900 && plain?.writeBack == false && plain?.books == [])
+        let plain = try CardDAVSource.options(of: try #require(Self.load(head + "password_env = \"DAV\"\n").sources.first))
+        #expect(plain.interval == 900 && plain.writeBack == false && plain.books == [])
         #expect(Self.error(head + "bogus = 1\n")?.description == "config.toml:5:1: sources.dav.bogus: unknown key")
         #expect(Self.error(head + "password = \"x\"\n")?.description.contains("inline passwords are not read") == true)
         #expect(Self.error(head + "password_env = \"A\"\npassword_file = \"b\"\n")?.description.contains("give only one of") == true)

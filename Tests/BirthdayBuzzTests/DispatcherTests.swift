@@ -7,7 +7,7 @@ import Testing
 @Suite struct DispatcherTests {
     static func config(_ extra: String = "") throws -> BuzzConfig {
         try BuzzConfig(toml: "[general]\ntimezone = \"Europe/Berlin\"\n" + extra, file: "t.toml", environment: [:],
-                       systemTimeZone: TimeZone(identifier: "UTC")!)
+                       systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
     }
 
     static func at(_ text: String, _ config: BuzzConfig) -> Int64 {

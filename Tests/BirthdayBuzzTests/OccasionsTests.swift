@@ -7,7 +7,7 @@ import Testing
 /// reminders (DESIGN §3b).
 @Suite struct OccasionsTests {
     static func config(_ toml: String = "", zone: String = "UTC") throws -> BuzzConfig {
-        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: zone)!)
+        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: zone)!, types: .shipped)
     }
 
     static func at(_ text: String, _ config: BuzzConfig) -> Int64 {

@@ -9,7 +9,7 @@ import Testing
     }
 
     static func config(_ toml: String = "", zone: String = "UTC") throws -> BuzzConfig {
-        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: zone)!)
+        try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: zone)!, types: .shipped)
     }
 
     static func instant(_ text: String, _ config: BuzzConfig) throws -> Int64 {

@@ -39,7 +39,7 @@ import Testing
     func dbus() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let channel = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 10, environment: bus.environment)
+        let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 10, environment: bus.environment)
         try await ChannelConformance.run(channel) {
             // dbusmock logs: Notify "BirthdayBuzz" 0 "icon" "SUMMARY" "BODY" … — a summary may
             // itself hold quotes, so look for each sample title in its position.

@@ -85,7 +85,7 @@ struct ExecChannelTests {
     @Test func tokensFromTheEnvTableAreScrubbed() async throws {
         let sandbox = try Sandbox()
         let plugin = try sandbox.script("leaky-env", "echo \"rejected token $API_TOKEN\" >&2\nexit 1")
-        let channel = ExecChannel(name: "plugin", options: ChannelConfig.Exec(command: [plugin],
+        let channel = ExecChannel(name: "plugin", options: ExecChannel.Options(command: [plugin],
                                                                              environment: [("API_TOKEN", "env-tok-12345678")]),
                                   timeout: 20, configDirectory: sandbox.directory, scrubber: SecretScrubber())
         let error = try await Self.deliveryError(channel)
@@ -129,7 +129,7 @@ struct ExecChannelTests {
         let dump = sandbox.path("env.txt")
         let plugin = try sandbox.script("env", #"env > "$1""#)
         let channel = ExecChannel(name: "env",
-                                  options: ChannelConfig.Exec(command: [plugin, dump],
+                                  options: ExecChannel.Options(command: [plugin, dump],
                                                               environment: [("PLUGIN_TOKEN", "abc 123"), ("ZZ_MODE", "test")]),
                                   timeout: 10, configDirectory: sandbox.directory, scrubber: SecretScrubber())
         try await channel.deliver(Self.message)
@@ -221,7 +221,7 @@ struct ExecChannelTests {
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: false)
         for mode: mode_t in [0o770, 0o707, 0o777] {
             chmod(config, mode)
-            let channel = ExecChannel(name: "sms", options: ChannelConfig.Exec(command: [plugin]), timeout: 10,
+            let channel = ExecChannel(name: "sms", options: ExecChannel.Options(command: [plugin]), timeout: 10,
                                       configDirectory: config, scrubber: SecretScrubber())
             let error = try await Self.deliveryError(channel)
             #expect(!error.isTemporary)
@@ -229,7 +229,7 @@ struct ExecChannelTests {
             await #expect(throws: DeliveryError.self) { try await channel.validate() }
         }
         chmod(config, 0o755)
-        try await ExecChannel(name: "sms", options: ChannelConfig.Exec(command: [plugin]), timeout: 10,
+        try await ExecChannel(name: "sms", options: ExecChannel.Options(command: [plugin]), timeout: 10,
                               configDirectory: config, scrubber: SecretScrubber()).validate()
     }
 
@@ -332,7 +332,7 @@ struct ExecChannelTests {
 
         func channel(_ command: [String], name: String = "plugin", timeout: Double = 20,
                      scrubber: SecretScrubber = SecretScrubber()) -> ExecChannel {
-            ExecChannel(name: name, options: ChannelConfig.Exec(command: command), timeout: timeout,
+            ExecChannel(name: name, options: ExecChannel.Options(command: command), timeout: timeout,
                         configDirectory: directory, scrubber: scrubber)
         }
     }

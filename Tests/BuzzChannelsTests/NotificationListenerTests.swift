@@ -43,13 +43,13 @@ struct NotificationListenerTests {
         let bus = try await PrivateBus.start(capabilities: "actions body")
         defer { bus.stop() }
         let recorder = Recorder()
-        let channel = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5,
+        let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5,
                                   environment: bus.environment, actions: recorder)
         let dayOf = try await channel.deliverReturningID(Self.message(daysUntil: 0))
         _ = try await channel.deliverReturningID(Self.message(daysUntil: 1))
         _ = try await channel.deliverReturningID(Self.message(daysUntil: 0, kind: .anniversary))
         await channel.shutdown()
-        let plain = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5, environment: bus.environment)
+        let plain = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5, environment: bus.environment)
         _ = try await plain.deliverReturningID(Self.message(daysUntil: 0))
         await plain.shutdown()
 
@@ -62,7 +62,7 @@ struct NotificationListenerTests {
 
         let noActions = try await PrivateBus.start()  // dbusmock's default capabilities
         defer { noActions.stop() }
-        let other = DBusChannel(name: "desktop", options: ChannelConfig.DBus(), timeout: 5,
+        let other = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5,
                                 environment: noActions.environment, actions: recorder)
         _ = try await other.deliverReturningID(Self.message(daysUntil: 0))
         await other.shutdown()

@@ -7,11 +7,11 @@ import CCurl
 @testable import CurlSupport
 
 @Suite(.serialized) struct SMTPChannelTests {
-    static func channel(port: Int, security: ChannelConfig.Security = .none, to: [String] = ["me@example.org"],
+    static func channel(port: Int, security: SMTPChannel.Security = .none, to: [String] = ["me@example.org"],
                         username: String? = nil, password: ChannelConfig.SecretSource? = nil, caFile: String? = nil,
                         environment: [String: String] = [:], scrubber: SecretScrubber = SecretScrubber(),
                         host: String = "127.0.0.1") throws -> SMTPChannel {
-        let options = ChannelConfig.SMTP(host: host, port: port, security: security, username: username, password: password,
+        let options = SMTPChannel.Options(host: host, port: port, security: security, username: username, password: password,
                                          from: "BirthdayBuzz <buzz@example.org>", to: to, caFile: caFile)
         return try SMTPChannel(name: "mail", options: options, timeout: 10,
                                context: ChannelContext(environment: environment, configDirectory: nil, scrubber: scrubber))
@@ -76,7 +76,7 @@ import CCurl
     func mailOnTheWire() async throws {
         let sink = SMTPSink()
         let port = try await sink.start()
-        let options = ChannelConfig.SMTP(host: "127.0.0.1", port: port, security: .none, username: nil, password: nil,
+        let options = SMTPChannel.Options(host: "127.0.0.1", port: port, security: .none, username: nil, password: nil,
                                          from: "BirthdayBuzz <buzz@example.org>", to: ["me@example.org"], caFile: nil)
         let mail = try SMTPChannel(name: "mail", options: options, timeout: 10,
                                    context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()),

@@ -5,10 +5,10 @@ import Testing
 @testable import BuzzChannels
 
 @Suite(.serialized) struct WebhookChannelTests {
-    static func channel(_ url: String, preset: ChannelConfig.Preset = .generic, headers: [(String, ChannelConfig.HeaderValue)] = [],
+    static func channel(_ url: String, preset: WebhookChannel.Preset = .generic, headers: [(String, WebhookChannel.HeaderValue)] = [],
                         body: String? = nil, contentType: String? = nil, timeout: Double = 5,
                         environment: [String: String] = [:], scrubber: SecretScrubber = SecretScrubber()) throws -> WebhookChannel {
-        var options = ChannelConfig.Webhook(target: .url(url))
+        var options = WebhookChannel.Options(target: .url(url))
         options.preset = preset
         options.headers = headers.map { (name: $0.0, value: $0.1) }
         options.body = body
@@ -119,7 +119,7 @@ import Testing
         #expect(refused?.message.contains("set ca_file") == true, "\(String(describing: refused))")
         await strict.shutdown()
 
-        var options = ChannelConfig.Webhook(target: .url(secure.absoluteString + "/hook"))
+        var options = WebhookChannel.Options(target: .url(secure.absoluteString + "/hook"))
         options.caFile = certificate
         let trusting = try WebhookChannel(name: "hook", options: options, timeout: 5,
                                           context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()))
@@ -135,7 +135,7 @@ import Testing
         let base = try await sink.start()
         let hostile = Message(kind: .reminder, id: "x/0/2027-03-15", title: "It's <!channel> @everyone & co's birthday today",
                               body: "<@U123> turns 30", contact: .init(id: "x", name: "<!channel> @everyone & co"))
-        for preset in [ChannelConfig.Preset.slack, .mattermost, .discord] {
+        for preset in [WebhookChannel.Preset.slack, .mattermost, .discord] {
             let channel = try Self.channel(base.absoluteString + "/\(preset)", preset: preset)
             try await channel.deliver(hostile)
             await channel.shutdown()
@@ -198,7 +198,7 @@ import Testing
         message.title = "Ada <b>\"The\"</b> & co"
         message.body = "line 1\nline 2"
         try await matrix.deliver(message)
-        var options = ChannelConfig.Webhook(target: .url(room + "/"), preset: .matrix)
+        var options = WebhookChannel.Options(target: .url(room + "/"), preset: .matrix)
         options.msgtype = "m.text"
         let text = try WebhookChannel(name: "m", options: options, timeout: 5,
                                       context: ChannelContext(environment: [:], configDirectory: nil, scrubber: SecretScrubber()))
@@ -234,7 +234,7 @@ import Testing
     }
 
     @Test func missingEnvironmentIsASetupError() throws {
-        var options = ChannelConfig.Webhook(target: .environment("NOPE_URL"))
+        var options = WebhookChannel.Options(target: .environment("NOPE_URL"))
         options.preset = .generic
         #expect(throws: ChannelSetupError.self) {
             try WebhookChannel(name: "hook", options: options, timeout: 5,
