@@ -62,10 +62,13 @@ struct RadicaleTests {
         let book = try await Self.book(client, "Contacts")
 
         let reported = Mutex<[Int]>([])
+        try await server.clearRequests()
         let first = try await client.sync(book: book, since: nil) { fetched, total in
             reported.withLock { $0.append(fetched * 10 + total) }
         }
-        #expect(reported.withLock { $0 } == [33])  // 3 of 3 after the one batch
+        #expect(reported.withLock { $0 } == [33])  // 3 of 3 at the end
+        // One request: Radicale serves every card's data in its initial sync-collection answer.
+        #expect(try await server.requests().map(\.summary) == ["REPORT sync-collection 207"])
         #expect(first.method == .full(resynced: false))
         #expect(first.changed.map(\.href).sorted() == ["/alice/contacts/ann.vcf", "/alice/contacts/bob.vcf", "/alice/contacts/cy.vcf"])
         #expect(first.changed.allSatisfy { $0.text.contains("BDAY:1990-05-17") && $0.etag != nil })

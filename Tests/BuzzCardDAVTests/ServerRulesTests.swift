@@ -48,6 +48,42 @@ struct ServerRulesTests {
         #expect(error?.description == "phone: \(server.url)/dav/ points to http://elsewhere.example.net, outside 127.0.0.1's domain; not followed")
     }
 
+    /// The first sync asks sync-collection for the cards' data too; a server
+    /// that names a card without it has that card fetched by multiget, and
+    /// one that refuses the request has its book listed instead.
+    @Test func aFirstSyncTakesTheCardsFromSyncCollectionAndFetchesWhatItLeftOut() async throws {
+        func card(_ uid: String) -> String { "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:\(uid)\r\nFN:\(uid)\r\nEND:VCARD\r\n" }
+        func data(_ href: String, _ uid: String) -> String {
+            "<d:response><d:href>\(href)</d:href><d:propstat><d:prop><d:getetag>\"\(uid)\"</d:getetag><c:address-data>\(card(uid))</c:address-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+        }
+        let server = try await ScriptedServer([
+            "/book/#sync-collection": ["status": 207, "body": Self.multistatus(
+                data("/book/a.vcf", "a")
+                + "<d:response><d:href>/book/b.vcf</d:href><d:propstat><d:prop><d:getetag>\"b\"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"
+                + "<d:propstat><d:prop><c:address-data/></d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat></d:response>"
+                + "<d:sync-token>t1</d:sync-token>")],
+            "/book/#addressbook-multiget": ["status": 207, "body": Self.multistatus(data("/book/b.vcf", "b"))],
+            "/refusing/#sync-collection": ["status": 403, "body": "no"],
+            "/refusing/": ["status": 207, "body": Self.multistatus(
+                "<d:response><d:href>/refusing/</d:href><d:propstat><d:prop><d:sync-token>t9</d:sync-token></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>")],
+        ])
+        defer { server.stop() }
+        let client = try Self.client(server)
+        let book = AddressBook(url: server.url + "/book/", href: "/book/", displayName: nil, supportsSyncCollection: true)
+        let first = try await client.sync(book: book, since: nil)
+        #expect(first.method == .full(resynced: false))
+        #expect(first.changed.map(\.href).sorted() == ["/book/a.vcf", "/book/b.vcf"])
+        #expect(first.changed.allSatisfy { $0.text.contains("END:VCARD") })
+        #expect(first.listing == ["/book/a.vcf", "/book/b.vcf"])
+        #expect(first.state == SyncState(syncToken: "t1", etags: ["/book/a.vcf": "\"a\"", "/book/b.vcf": "\"b\""]))
+        #expect(first.requests == 2)
+
+        let refusing = AddressBook(url: server.url + "/refusing/", href: "/refusing/", displayName: nil, supportsSyncCollection: true)
+        let listed = try await client.sync(book: refusing, since: nil)
+        #expect(listed.changed.isEmpty && listed.listing == [] && listed.state.syncToken == "t9")
+        #expect(listed.requests == 2)  // the refused REPORT, then the PROPFIND listing
+    }
+
     @Test func syncingFollowsNoRedirectAndBadXMLOr5xxNeverTrap() async throws {
         let server = try await ScriptedServer([
             "/moved/": ["status": 301, "headers": ["Location": "/new/"]],

@@ -5,6 +5,8 @@ made to misbehave. Standard library only.
 Usage: scripted_server.py SCRIPT.json [--exit-on-eof]
 SCRIPT.json maps a path to {"status": 207, "headers": {...}, "body": "..."};
 "{port}" in a header or body becomes the server's port. Unknown paths: 404.
+A key "PATH#TEXT" answers only requests to PATH whose body holds TEXT (the
+REPORT's kind, say), before the plain PATH key.
 Prints "READY <port>". GET /__requests lists [{"method", "path", "auth"}].
 """
 
@@ -27,8 +29,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self):
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        request_body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         if self.path == "/__requests":
             body = json.dumps(REQUESTS).encode()
             self.send_response(200)
@@ -38,7 +39,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         REQUESTS.append({"method": self.command, "path": self.path, "auth": "Authorization" in self.headers})
         port = str(self.server.server_address[1])
-        entry = SCRIPT.get(self.path, {"status": 404, "body": ""})
+        entry = next((value for key, value in SCRIPT.items()
+                      if "#" in key and key.split("#", 1)[0] == self.path and key.split("#", 1)[1] in request_body),
+                     SCRIPT.get(self.path, {"status": 404, "body": ""}))
         body = entry.get("body", "").replace("{port}", port).encode()
         self.send_response(entry.get("status", 200))
         for name, value in entry.get("headers", {}).items():
