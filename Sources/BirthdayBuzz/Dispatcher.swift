@@ -103,9 +103,11 @@ public final class Dispatcher: Sendable {
     /// `shouldStop` is asked before each send (the daemon's SIGTERM): the send in
     /// flight finishes, the rest is recorded `pending` for the next pass, so
     /// moving the watermark loses nothing.
+    ///
+    /// Three steps: `resume` the ledger's unfinished rows, `plan` the events
+    /// that became due, then `deliver` them (or, dry, only report them).
     public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false,
                      shouldStop: @Sendable () -> Bool = { false }) async throws -> DispatchReport {
-        var report = DispatchReport()
         var byID: [String: PlanningContact] = [:]
         byID.reserveCapacity(contacts.count)
         for contact in contacts { byID[contact.id] = contact }
@@ -117,17 +119,49 @@ public final class Dispatcher: Sendable {
         let storedEpoch = try ledger.epoch()
         let epoch = storedEpoch ?? watermark
         if !dryRun, storedEpoch == nil { try ledger.setEpoch(epoch) }
-        var work: [Work] = []
-        var queued: Set<String> = []
 
-        func record(_ row: LedgerRow) throws {
-            if !dryRun { try ledger.save(row, now: now) }
-            report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+        var pass = Pass(now: now, dryRun: dryRun)
+        try resume(&pass, contacts: byID)
+        try plan(&pass, contacts: contacts, watermark: watermark, epoch: epoch)
+        pass.report.due = pass.work.count
+        if dryRun {
+            for item in pass.work {
+                pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
+            }
+        } else {
+            try await deliver(&pass, shouldStop: shouldStop)
+            try ledger.setWatermark(max(now, watermark))
+            try ledger.prune(firedBefore: now - Dispatcher.retention)
         }
+        return pass.report
+    }
 
-        // Rows left unfinished: a crash mid-send, due retries, pending rows.
-        // Asks share the ledger but are the ask flow's to resume.
-        // A snoozed reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
+    /// What one pass carries from step to step.
+    private struct Pass {
+        let now: Int64
+        let dryRun: Bool
+        var report = DispatchReport()
+        var work: [Work] = []
+        /// Rows already in `work`, so planning does not add them twice.
+        var queued: Set<LedgerKey> = []
+
+        init(now: Int64, dryRun: Bool) {
+            self.now = now
+            self.dryRun = dryRun
+        }
+    }
+
+    /// Writes a row that is settled without a send (skipped, missed), and reports it.
+    private func record(_ row: LedgerRow, _ pass: inout Pass) throws {
+        if !pass.dryRun { try ledger.save(row, now: pass.now) }
+        pass.report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+    }
+
+    /// Rows left unfinished: a crash mid-send, due retries, pending rows.
+    /// Asks share the ledger but are the ask flow's to resume. A snoozed
+    /// reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
+    private func resume(_ pass: inout Pass, contacts byID: [String: PlanningContact]) throws {
+        let now = pass.now
         for row in try ledger.unfinished() where row.kind == .reminder {
             let snoozed = PlannedEvent.snoozed(row.eventID)
             guard let parts = PlannedEvent.parse(snoozed?.base ?? row.eventID), let contact = byID[parts.contactID],
@@ -135,16 +169,16 @@ public final class Dispatcher: Sendable {
                 // The contact is gone or no longer included: nothing to send.
                 var done = row
                 done.state = .skipped
-                try record(done)
-                report.skipped += 1
+                try record(done, &pass)
+                pass.report.skipped += 1
                 continue
             }
             if now >= dayEnd(event.occurrence) {
                 var done = row
                 done.state = .missed
                 done.lastError = row.lastError ?? "its day ended before it could be delivered"
-                try record(done)
-                report.missed += 1
+                try record(done, &pass)
+                pass.report.missed += 1
                 continue
             }
             if snoozed != nil {
@@ -152,96 +186,94 @@ public final class Dispatcher: Sendable {
                 if row.state == .pending, let time = row.nextAttemptAt, time > now { continue }  // not yet
             }
             if row.state == .retrying, let next = row.nextAttemptAt, next > now {
-                report.retrying += 1
+                pass.report.retrying += 1
                 continue
             }
-            queued.insert(row.eventID + "\u{0}" + row.channel)
-            work.append(Work(row: row, event: event, contact: contact))
+            pass.queued.insert(LedgerKey(row))
+            pass.work.append(Work(row: row, event: event, contact: contact))
         }
+    }
 
-        // New events: every one whose fire time passed since the last pass
-        // (watermark, now], and every one that moved behind the watermark without
-        // ever having been looked at (a changed time, time zone, offset or group,
-        // a clock stepped back, a contact imported late), as far back as the
-        // planner's look-back (DESIGN §2, catch-up). The ledger tells them apart
-        // from events already handled: each of those has a row, whatever its time.
+    /// New events: every one whose fire time passed since the last pass
+    /// (watermark, now], and every one that moved behind the watermark without
+    /// ever having been looked at (a changed time, time zone, offset or group,
+    /// a clock stepped back, a contact imported late), as far back as the
+    /// planner's look-back (DESIGN §2, catch-up). The ledger tells them apart
+    /// from events already handled: each of those has a row, whatever its time.
+    private func plan(_ pass: inout Pass, contacts: [PlanningContact], watermark: Int64, epoch: Int64) throws {
+        let now = pass.now
         let windowStart = max(epoch, min(watermark, now - planner.lookback(for: contacts)))
         let due = planner.due(contacts, after: windowStart, upTo: now)
         // Widened by two days: a changed `reminders.time` or time zone moves an
         // event's fire time but not its id, and it must still count as recorded.
         let recorded = due.isEmpty ? [] : try ledger.keys(firedAfter: windowStart - 2 * 86_400, upTo: max(now, watermark) + 2 * 86_400)
         for (event, contact) in due {
-            for name in event.channels where !queued.contains(event.id + "\u{0}" + name) {
-                if recorded.contains(event.id + "\u{0}" + name) { continue }
+            for name in event.channels {
+                let key = LedgerKey(eventID: event.id, channel: name)
+                if pass.queued.contains(key) || recorded.contains(key) { continue }
                 var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: .reminder,
                                     state: .pending, fireAt: event.fireAt)
                 if let included = contact.includedAt, included > event.fireAt {
                     row.state = .skipped
                     row.lastError = "included after the reminder's time"
-                    try record(row)
-                    report.skipped += 1
+                    try record(row, &pass)
+                    pass.report.skipped += 1
                 } else if now - event.fireAt >= Int64(catchUp) || now >= dayEnd(event.occurrence) {
                     row.state = .missed
                     row.lastError = event.fireAt > watermark
                         ? "due while BirthdayBuzz was not running"
                         : "its time had passed when it was planned (changed settings, contacts or clock)"
-                    try record(row)
-                    report.missed += 1
+                    try record(row, &pass)
+                    pass.report.missed += 1
                 } else {
-                    work.append(Work(row: row, event: event, contact: contact))
+                    pass.work.append(Work(row: row, event: event, contact: contact))
                 }
             }
         }
+    }
 
-        report.due = work.count
-        if dryRun {
-            for item in work {
-                report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
+    /// Sends the pass's work in order. A send's outcome is committed together
+    /// with the next row's claim (`sending`), before that send: one commit per
+    /// send, and still at most one row whose outcome is unrecorded (the one in
+    /// flight).
+    private func deliver(_ pass: inout Pass, shouldStop: @Sendable () -> Bool) async throws {
+        let now = pass.now
+        let today = planner.clock.localDate(at: now)
+        var writes: [LedgerRow] = []
+        writes.reserveCapacity(2)
+        // Channels that said "not now" in this pass: their other messages wait
+        // for the same retry time, untried (no attempt counted).
+        var held: [String: (until: Int64?, reason: String)] = [:]
+        for (index, item) in pass.work.enumerated() {
+            if shouldStop() {
+                writes.append(contentsOf: pass.work[index...].map(\.row))  // state `pending`: resumed next time
+                pass.report.due = index
+                break
             }
-        } else {
-            // A send's outcome is committed together with the next row's claim
-            // (`sending`), before that send: one commit per send, and still at
-            // most one row whose outcome is unrecorded (the one in flight).
-            let today = planner.clock.localDate(at: now)
-            var writes: [LedgerRow] = []
-            writes.reserveCapacity(2)
-            // Channels that said "not now" in this pass: their other messages wait
-            // for the same retry time, untried (no attempt counted).
-            var held: [String: (until: Int64?, reason: String)] = [:]
-            for (index, item) in work.enumerated() {
-                if shouldStop() {
-                    writes.append(contentsOf: work[index...].map(\.row))  // state `pending`: resumed next time
-                    report.due = index
-                    break
-                }
-                if let hold = held[item.row.channel] {
-                    var row = item.row
-                    row.state = .retrying
-                    row.nextAttemptAt = hold.until
-                    row.lastError = hold.reason
-                    writes.append(row)  // committed with the next claim, or at the end
-                    report.retrying += 1
-                    report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
-                    continue
-                }
+            if let hold = held[item.row.channel] {
                 var row = item.row
-                row.state = .sending
-                row.attempts += 1
-                writes.append(row)
-                try ledger.save(writes, now: now)  // before the send: a crash now means "resend with the same id"
-                writes.removeAll(keepingCapacity: true)
-                let (outcome, holdChannel) = await deliver(item, claimed: row, today: today, now: now, report: &report)
-                writes.append(outcome)
-                if holdChannel {
-                    held[outcome.channel] = (outcome.nextAttemptAt, "not tried: the channel was not taking messages ("
-                                             + (outcome.lastError ?? "temporary failure") + ")")
-                }
+                row.state = .retrying
+                row.nextAttemptAt = hold.until
+                row.lastError = hold.reason
+                writes.append(row)  // committed with the next claim, or at the end
+                pass.report.retrying += 1
+                pass.report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+                continue
             }
-            try ledger.save(writes, now: now)
-            try ledger.setWatermark(max(now, watermark))
-            try ledger.prune(firedBefore: now - Dispatcher.retention)
+            var row = item.row
+            row.state = .sending
+            row.attempts += 1
+            writes.append(row)
+            try ledger.save(writes, now: now)  // before the send: a crash now means "resend with the same id"
+            writes.removeAll(keepingCapacity: true)
+            let (outcome, holdChannel) = await deliver(item, claimed: row, today: today, now: now, report: &pass.report)
+            writes.append(outcome)
+            if holdChannel {
+                held[outcome.channel] = (outcome.nextAttemptAt, "not tried: the channel was not taking messages ("
+                                         + (outcome.lastError ?? "temporary failure") + ")")
+            }
         }
-        return report
+        try ledger.save(writes, now: now)
     }
 
     private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),

@@ -57,9 +57,9 @@ public protocol DeliveryLedger: Sendable {
     /// Saves `rows` in order, all in one transaction: a send's outcome together
     /// with the claim (`sending`) of the next one, so a pass commits once per send.
     func save(_ rows: [LedgerRow], now: Int64) throws
-    /// `eventID + "\u{0}" + channel` of every row whose event fired in `(after, upTo]`:
+    /// The (event, channel) of every row whose event fired in `(after, upTo]`:
     /// one query instead of a lookup per due event.
-    func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String>
+    func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<LedgerKey>
     /// Rows that still need work: `pending`, `sending` (a crash) and `retrying`.
     func unfinished() throws -> [LedgerRow]
     /// Rows in a state, newest first (for `outbox`).
@@ -121,5 +121,20 @@ extension PlannedEvent {
         guard let marker = id.range(of: "/snooze/", options: .backwards),
               let count = Int(id[marker.upperBound...]), count > 0 else { return nil }
         return (String(id[..<marker.lowerBound]), count)
+    }
+}
+
+/// What identifies a ledger row: one event on one channel.
+public struct LedgerKey: Hashable, Sendable {
+    public var eventID: String
+    public var channel: String
+
+    public init(eventID: String, channel: String) {
+        self.eventID = eventID
+        self.channel = channel
+    }
+
+    public init(_ row: LedgerRow) {
+        self.init(eventID: row.eventID, channel: row.channel)
     }
 }

@@ -503,15 +503,12 @@ public struct RecordedDeliveries: Sendable {
 
     public init() {}
 
-    /// From ledger keys (`eventID + "\u{0}" + channel`); ids that are not
-    /// reminder events (asks) are ignored.
-    public init(keys: Set<String>) {
+    /// From ledger keys; ids that are not reminder events (asks) are ignored.
+    public init(keys: Set<LedgerKey>) {
         for key in keys {
-            guard let separator = key.firstIndex(of: "\u{0}"),
-                  let parts = PlannedEvent.parse(String(key[..<separator])) else { continue }
-            let channel = String(key[key.index(after: separator)...])
+            guard let parts = PlannedEvent.parse(key.eventID) else { continue }
             byContact[parts.contactID, default: [:]][Self.key(parts.occasion, parts.offset, parts.occurrence), default: []]
-                .insert(channel)
+                .insert(key.channel)
         }
     }
 

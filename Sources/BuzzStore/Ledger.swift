@@ -101,15 +101,15 @@ public final class SQLiteLedger: DeliveryLedger {
         }
     }
 
-    public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
+    public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<LedgerKey> {
         try database.read { db in
-            var keys: Set<String> = []
+            var keys: Set<LedgerKey> = []
             let rows = try Row.fetchCursor(db, sql: "SELECT event_id, channel FROM delivery WHERE fire_at > ? AND fire_at <= ?",
                                            arguments: [after, upTo])
             while let row = try rows.next() {
                 let event: String = row[0]
                 let channel: String = row[1]
-                keys.insert(event + "\u{0}" + channel)
+                keys.insert(LedgerKey(eventID: event, channel: channel))
             }
             return keys
         }

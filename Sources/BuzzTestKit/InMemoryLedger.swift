@@ -4,7 +4,7 @@ import Synchronization
 /// The delivery ledger in memory, for dispatcher tests (the SQLite one is tested against a real file).
 public final class InMemoryLedger: DeliveryLedger {
     private struct State {
-        var rows: [String: LedgerRow] = [:]
+        var rows: [LedgerKey: LedgerRow] = [:]
         var watermark: Int64?
         var epoch: Int64?
         var saves: [LedgerRow] = []
@@ -14,7 +14,7 @@ public final class InMemoryLedger: DeliveryLedger {
 
     public init() {}
 
-    private static func key(_ eventID: String, _ channel: String) -> String { eventID + "\u{0}" + channel }
+    private static func key(_ eventID: String, _ channel: String) -> LedgerKey { LedgerKey(eventID: eventID, channel: channel) }
 
     public func row(eventID: String, channel: String) throws -> LedgerRow? {
         state.withLock { $0.rows[Self.key(eventID, channel)] }
@@ -27,7 +27,7 @@ public final class InMemoryLedger: DeliveryLedger {
         }
     }
 
-    public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<String> {
+    public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<LedgerKey> {
         state.withLock { state in
             Set(state.rows.values.filter { $0.fireAt > after && $0.fireAt <= upTo }.map { Self.key($0.eventID, $0.channel) })
         }

@@ -69,10 +69,10 @@ import Testing
                                       anniversary: Birthday(month: 6, day: 20, year: 2015))
         let now = Self.at("2027-06-01T00:00Z", config)
         #expect(planner.upcoming([contact], now: now, limit: 10).map(\.id) == ["p/0/2027-06-20", "p/anniversary/0/2027-06-20"])
-        let recorded = RecordedDeliveries(keys: ["p/anniversary/0/2027-06-20\u{0}console"])
+        let recorded = RecordedDeliveries(keys: [LedgerKey(eventID: "p/anniversary/0/2027-06-20", channel: "console")])
         #expect(planner.upcoming([contact], now: now, limit: 10, recorded: recorded).map(\.id)
                 == ["p/0/2027-06-20", "p/anniversary/0/2028-06-20"])
-        let other = RecordedDeliveries(keys: ["p/0/2027-06-20\u{0}console"])
+        let other = RecordedDeliveries(keys: [LedgerKey(eventID: "p/0/2027-06-20", channel: "console")])
         #expect(planner.upcoming([contact], now: now, limit: 10, recorded: other).map(\.id)
                 == ["p/anniversary/0/2027-06-20", "p/0/2028-06-20"])
     }
