@@ -308,11 +308,11 @@ extension GoogleContactsCSV {
     }
 
     /// Replaces control characters and other white space with a space, collapses runs of
-    /// spaces and trims; drops BiDi override and isolate controls (`VCardText.isBidiControl`).
+    /// spaces and trims; drops BiDi override and isolate controls (`OneLine.isBidiControl`).
     static func clean(_ text: String) -> String {
         var out = String.UnicodeScalarView()
         var pendingSpace = false
-        for scalar in text.unicodeScalars where !VCardText.isBidiControl(scalar) {
+        for scalar in text.unicodeScalars where !OneLine.isBidiControl(scalar) {
             let value = scalar.value
             if value <= 0x20 || (0x7F...0x9F).contains(value) || scalar.properties.isWhitespace {
                 pendingSpace = !out.isEmpty

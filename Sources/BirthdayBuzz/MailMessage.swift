@@ -141,7 +141,7 @@ public enum MailMessage {
     /// A header value for any protocol (HTTP too), or any text shown on one line:
     /// every control character (CR and LF above all) becomes a space.
     public static func headerSafeValue(_ text: String) -> String {
-        VCardText.singleLine(text)
+        OneLine.collapsed(text)
     }
 
     /// A one-line header value, RFC 2047-encoded when it is not printable ASCII.

@@ -271,11 +271,11 @@ public struct MessageTemplates: Sendable {
                 locale: text.locale, fallbackTitle: fallbackTitle)
     }
 
-    /// A rendered title on one line (CR/LF become spaces: VCardText.singleLine, which
+    /// A rendered title on one line (CR/LF become spaces: OneLine.collapsed, which
     /// also trims — and is cheap), else `fallbackTitle`; the body without trailing space.
     private static func cleaned(title: String, body: String, locale: String,
                                 fallbackTitle: String) -> (title: String, body: String, locale: String) {
-        let title = VCardText.singleLine(title)
+        let title = OneLine.collapsed(title)
         var body = body
         while let last = body.last, last.isWhitespace { body.removeLast() }
         return (title.isEmpty ? fallbackTitle : title, body, locale)

@@ -31,13 +31,13 @@ struct CardBuilder {
         switch name {
         case .uid:
             let value = VCardText.decode(property).trimmingWhitespace()
-            if !value.isEmpty, uid == nil { uid = VCardText.singleLine(value) }
+            if !value.isEmpty, uid == nil { uid = OneLine.collapsed(value) }
         case .fn:
-            if fn == nil { fn = VCardText.singleLine(VCardText.decode(property)) }
+            if fn == nil { fn = OneLine.collapsed(VCardText.decode(property)) }
         case .n:
             if n == nil {
                 var parts = VCardText.components(property, separator: 0x3B)
-                for index in parts.indices { parts[index] = VCardText.singleLine(parts[index]) }
+                for index in parts.indices { parts[index] = OneLine.collapsed(parts[index]) }
                 n = parts
             }
         case .bday:
@@ -47,7 +47,7 @@ struct CardBuilder {
         case .anniversary:
             if anniversary == nil { anniversary = property }
         case .tel:
-            var number = VCardText.singleLine(VCardText.decode(property))
+            var number = OneLine.collapsed(VCardText.decode(property))
             if VCardText.isLonger(number, andStartsWith: "TEL:") {
                 number = String(number.dropFirst(4))
             }
@@ -56,7 +56,7 @@ struct CardBuilder {
             let kind: Phone.Kind = flags.cell ? .cell : flags.home ? .home : flags.work ? .work : .other
             phones.append(Phone(number: number, kind: kind, preferred: flags.preferred))
         case .email:
-            var address = VCardText.singleLine(VCardText.decode(property))
+            var address = OneLine.collapsed(VCardText.decode(property))
             if VCardText.isLonger(address, andStartsWith: "MAILTO:") {
                 address = String(address.dropFirst(7))
             }
@@ -64,11 +64,11 @@ struct CardBuilder {
             emails.append(Email(address: address, preferred: property.isPreferred))
         case .categories:
             for category in VCardText.components(property, separator: 0x2C) {
-                let clean = VCardText.singleLine(category)
+                let clean = OneLine.collapsed(category)
                 if !clean.isEmpty, !categories.contains(clean) { categories.append(clean) }
             }
         case .lang:
-            let value = VCardText.singleLine(VCardText.decode(property))
+            let value = OneLine.collapsed(VCardText.decode(property))
             guard !value.isEmpty else { return }
             let pref = property.parameter("PREF").flatMap { Int($0) } ?? (property.isPreferred ? 1 : 101)
             if language == nil || pref < language!.pref { language = (value, pref) }
@@ -152,7 +152,7 @@ struct CardBuilder {
     private static func readDate(_ property: RawProperty, property name: String) -> DateValue {
         let value = VCardText.decode(property)
         if let kind = property.parameter("VALUE"), asciiCaseEquals(kind.utf8, "TEXT") {
-            let text = VCardText.singleLine(value)
+            let text = OneLine.collapsed(value)
             return text.isEmpty ? .empty : .text(text)
         }
         var calendar = BirthdayCalendar.gregorian
@@ -166,7 +166,7 @@ struct CardBuilder {
         switch VCardDate.parse(value, property: name, omitYear: omit, calendar: calendar) {
         case .empty: return .empty
         case .date(let date): return .date(date)
-        case .invalid(let message): return .invalid(VCardText.singleLine(message))
+        case .invalid(let message): return .invalid(OneLine.collapsed(message))
         }
     }
 }
@@ -272,52 +272,6 @@ public enum VCardText {
         }
         if escaped { out.append(0x5C) }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// BiDi embedding, override and isolate controls (U+202A–202E,
-    /// U+2066–2069): in a name they can flip the text around it ("RLO" makes
-    /// `buzz list` and a reminder show another name), so names drop them.
-    @inline(__always)
-    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
-        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
-    }
-
-    /// One line of text: control characters (CR, LF, TAB, …) become spaces,
-    /// runs of spaces collapse, ends are trimmed, BiDi override and isolate
-    /// controls are removed. Names and addresses are shown and put in mail
-    /// headers, so nothing may break a line or reorder what is shown around it.
-    static func singleLine(_ text: String) -> String {
-        // Fast path: nothing to change (no control bytes, C1 controls or separators,
-        // no leading, trailing or doubled spaces).
-        func scan<S: Sequence<UInt8>>(_ bytes: S) -> (needsWork: Bool, previous: UInt8) {
-            var previous: UInt8 = 0x20
-            for byte in bytes {
-                if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 || (byte == 0x20 && previous == 0x20) {
-                    return (true, previous)
-                }
-                previous = byte
-            }
-            return (false, previous)
-        }
-        let (needsWork, previous) = text.utf8.withContiguousStorageIfAvailable(scan) ?? scan(text.utf8)
-        if !needsWork, previous != 0x20 { return text }
-        var out = ""
-        var lastWasSpace = true
-        for scalar in text.unicodeScalars {
-            let isSpace = scalar.value < 0x20 || scalar.value == 0x7F || scalar == " "
-                || (scalar.value >= 0x80 && scalar.value < 0xA0) || scalar == "\u{2028}" || scalar == "\u{2029}"
-            if isSpace {
-                if !lastWasSpace { out.unicodeScalars.append(" ") }
-                lastWasSpace = true
-            } else if isBidiControl(scalar) {
-                continue
-            } else {
-                out.unicodeScalars.append(scalar)
-                lastWasSpace = false
-            }
-        }
-        if out.last == " " { out.removeLast() }
-        return out
     }
 
     /// QUOTED-PRINTABLE decoding (soft breaks were joined by the reader).

@@ -29,22 +29,6 @@ public final class RecordingChannel: NotificationChannel {
     }
 }
 
-/// A clock that says what it is told: time is an input.
-public final class FixedClock: Sendable {
-    private let now = Mutex<Int64>(0)
-
-    public init(_ seconds: Int64) {
-        now.withLock { $0 = seconds }
-    }
-
-    /// Seconds since 1970.
-    public var seconds: Int64 { now.withLock { $0 } }
-
-    public func advance(by seconds: Int64) {
-        now.withLock { $0 += seconds }
-    }
-}
-
 /// The checks every channel adapter must pass (like swift-configuration's
 /// provider compatibility tests). Call from each adapter's test with a live
 /// channel and a way to read back what the far end received.

@@ -50,11 +50,19 @@ struct ChannelsCommand: AsyncParsableCommand {
                 printError(error.message)
                 throw ExitCode(1)
             case .success(let channel):
-                defer { Task { await channel.shutdown() } }
+                // Shut down before the process ends (a `defer { Task { … } }` here never ran: the command returned first).
+                let outcome: Result<Void, DeliveryError>
                 do {
                     try await channel.deliver(message)
-                    print("\(name): test message delivered (\(wiring.target(of: config)))")
+                    outcome = .success(())
                 } catch let error as DeliveryError {
+                    outcome = .failure(error)
+                }
+                await channel.shutdown()
+                switch outcome {
+                case .success:
+                    print("\(name): test message delivered (\(wiring.target(of: config)))")
+                case .failure(let error):
                     printError(wiring.scrubber.scrub(error.message, channel: name) + (error.isTemporary ? " (temporary)" : ""))
                     throw ExitCode(1)
                 }
