@@ -199,6 +199,41 @@ public final class CardDAVClient: Sendable {
         return changes
     }
 
+    /// sync-collection from `token` ("" for the initial one), page by page (a
+    /// server may answer in parts: 507 on the collection itself, then again from
+    /// the new token): the member responses (not collections) by normalized
+    /// href, and the last token. nil when the server refuses the token.
+    private func syncCollection(_ location: Location, from token: String, withData: Bool) async throws
+        -> (members: [(href: String, item: DAVResponse)], token: String)? {
+        var members: [(href: String, item: DAVResponse)] = []
+        var token = token
+        for _ in 0..<100 {
+            let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:sync-token>"
+                + xmlEscaped(token) + "</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/>"
+                + (withData ? "<C:address-data/>" : "") + "</D:prop></D:sync-collection>"
+            // RFC 6578: Depth 0 (the default, said outright for servers that assume another).
+            let response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
+                                          body: Array(body.utf8), expecting: [207], refusedToken: true)
+            guard let response else { return nil }
+            let answer = try multistatus(response, from: location, method: "REPORT")
+            var truncated = false
+            for item in answer.responses {
+                let href = normalizedHref(item.href)
+                if href == location.path || href == location.path + "/" {
+                    truncated = truncated || item.status == 507
+                } else if item.status == 404 || item.property("resourcetype")?.child("collection") == nil {
+                    members.append((href, item))
+                }
+            }
+            guard let next = answer.syncToken else {
+                throw CardDAVError(.permanent, "\(configuration.name): \(location.display) answered sync-collection without a sync-token")
+            }
+            token = next
+            if !truncated { break }
+        }
+        return (members, token)
+    }
+
     /// The first sync of a book with sync-collection: one initial REPORT (an
     /// empty token, RFC 6578 §3.4) asking for each card's data too, so the
     /// server lists and serves every card in one answer — Radicale answers it
@@ -208,43 +243,23 @@ public final class CardDAVClient: Sendable {
     /// multiget. nil when the server refuses the request (any 4xx other than
     /// a refused login): the caller lists the book instead.
     private func initialSync(_ location: Location, progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
-        var token = ""
+        let answer: (members: [(href: String, item: DAVResponse)], token: String)?
+        do {
+            answer = try await syncCollection(location, from: "", withData: true)
+        } catch let error as CardDAVError where error.kind == .permanent || error.kind == .notFound {
+            return nil
+        }
+        guard let (members, token) = answer else { return nil }
         var cards: [RemoteCard] = []
         var withoutData: [String] = []
         var listing = Set<String>()
-        for _ in 0..<100 {
-            let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:sync-token>"
-                + xmlEscaped(token) + "</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/><C:address-data/></D:prop></D:sync-collection>"
-            let response: HTTPResponse?
-            do {
-                response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
-                                          body: Array(body.utf8), expecting: [207], refusedToken: true)
-            } catch let error as CardDAVError where error.kind == .permanent || error.kind == .notFound {
-                guard token.isEmpty else { throw error }
-                return nil
+        for (href, item) in members where item.status != 404 {
+            listing.insert(href)
+            if let data = item.property("address-data", DAVNamespace.cardDAV), !data.text.isEmpty {
+                cards.append(RemoteCard(href: href, etag: item.text("getetag"), text: data.text))
+            } else {
+                withoutData.append(href)
             }
-            guard let response else { return nil }  // a token refused mid-way: list the book instead
-            let answer = try multistatus(response, from: location, method: "REPORT")
-            var truncated = false
-            for item in answer.responses {
-                let href = normalizedHref(item.href)
-                if href == location.path || href == location.path + "/" {
-                    truncated = truncated || item.status == 507
-                    continue
-                }
-                guard item.status != 404, item.property("resourcetype")?.child("collection") == nil else { continue }
-                listing.insert(href)
-                if let data = item.property("address-data", DAVNamespace.cardDAV), !data.text.isEmpty {
-                    cards.append(RemoteCard(href: href, etag: item.text("getetag"), text: data.text))
-                } else {
-                    withoutData.append(href)
-                }
-            }
-            guard let next = answer.syncToken else {
-                throw CardDAVError(.permanent, "\(configuration.name): \(location.display) answered sync-collection without a sync-token")
-            }
-            token = next
-            if !truncated { break }
         }
         let fetched = try await multiget(location, hrefs: withoutData.sorted(), progress: progress)
         cards += fetched.cards
@@ -258,36 +273,11 @@ public final class CardDAVClient: Sendable {
     /// sync-collection from `token`; nil when the server refuses the token.
     private func syncCollection(_ location: Location, token start: String, previous: PreviousSync,
                                 progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
+        guard let (members, token) = try await syncCollection(location, from: start, withData: false) else { return nil }
         var reported: [(href: String, etag: String?)] = []
         var removed: [String] = []
-        var token = start
-        // A server may answer in parts (507 on the collection itself): ask again from the new token.
-        for _ in 0..<100 {
-            let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\"><D:sync-token>"
-                + xmlEscaped(token) + "</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>"
-            // RFC 6578: Depth 0 (the default, said outright for servers that assume another).
-            let response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
-                                          body: Array(body.utf8), expecting: [207], refusedToken: true)
-            guard let response else { return nil }
-            let answer = try multistatus(response, from: location, method: "REPORT")
-            var truncated = false
-            for item in answer.responses {
-                let href = normalizedHref(item.href)
-                if href == location.path || href == location.path + "/" {
-                    truncated = truncated || item.status == 507
-                    continue
-                }
-                if item.status == 404 {
-                    removed.append(href)
-                } else if item.property("resourcetype")?.child("collection") == nil {
-                    reported.append((href, item.text("getetag")))
-                }
-            }
-            guard let next = answer.syncToken else {
-                throw CardDAVError(.permanent, "\(configuration.name): \(location.display) answered sync-collection without a sync-token")
-            }
-            token = next
-            if !truncated { break }
+        for (href, item) in members {
+            if item.status == 404 { removed.append(href) } else { reported.append((href, item.text("getetag"))) }
         }
         if reported.isEmpty, removed.isEmpty, token == start {
             return ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil,
