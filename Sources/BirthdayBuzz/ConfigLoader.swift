@@ -408,6 +408,15 @@ public final class TableReader {
     }
 
     /// Throws for the first key that was never read.
+    /// Reads a whole table with `read` (a plugin type's `options(from:)`): a
+    /// key it leaves unread is an error, as in any other table.
+    public static func readAll<T>(_ table: ConfigTable, _ read: (TableReader) throws -> T) throws -> T {
+        let reader = TableReader(table)
+        let value = try read(reader)
+        try reader.finish()
+        return value
+    }
+
     public func finish() throws {
         for key in table.values.keys.sorted() where !used.contains(key) {
             throw problem(key, "unknown key")

@@ -88,10 +88,7 @@ extension ChannelType {
 
     /// Reads a channel table's options (all of them: an unread key is an error).
     public static func options(of config: ChannelConfig) throws -> Options {
-        let reader = TableReader(config.options)
-        let options = try self.options(from: reader)
-        try reader.finish()
-        return options
+        try TableReader.readAll(config.options, options(from:))
     }
 }
 

@@ -24,10 +24,7 @@ public protocol SourceType: Sendable {
 extension SourceType {
     /// Reads a source table's options (all of them: an unread key is an error).
     public static func options(of config: SourceConfig) throws -> Options {
-        let reader = TableReader(config.options)
-        let options = try self.options(from: reader)
-        try reader.finish()
-        return options
+        try TableReader.readAll(config.options, options(from:))
     }
 }
 
