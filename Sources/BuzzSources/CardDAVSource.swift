@@ -40,6 +40,15 @@ public struct CardDAVSource: ContactSourceType {
         CardDAVSource(id: config.name, label: config.name, options: options, context: context)
     }
 
+    /// Discovers the books (the password read, the server asked): what doctor shows.
+    public func check() throws -> String {
+        let client = try makeClient()
+        let books = try blocking { try await client.discover() }
+        let names = books.map { $0.displayName ?? $0.href }
+        return "\(SecretScrubber.displayURL(options.url)): \(books.count) address book\(books.count == 1 ? "" : "s")"
+            + (names.isEmpty ? "" : " (" + names.joined(separator: ", ") + ")")
+    }
+
     /// Whether `set-birthday` / `clear-birthday` change the card on the server.
     public var writesBack: Bool { options.writeBack }
 

@@ -61,6 +61,11 @@ public protocol ContactSourceType: Sendable {
 
     /// Bytes a read will go through, for the progress bar (0: unknown).
     func estimatedBytes() -> Int
+
+    /// What `buzz doctor` says of the source, without reading its cards: one
+    /// line when it can be read (a folder with its files, a server that lists
+    /// its books); a `SourceError` that says why not.
+    func check() throws -> String
 }
 
 extension ContactSourceType {
@@ -68,6 +73,7 @@ extension ContactSourceType {
     public var watchedPaths: [String] { [] }
     public func nextSync(after last: SourceState?) -> Int64? { nil }
     public func estimatedBytes() -> Int { 0 }
+    public func check() throws -> String { "\(label): nothing to check for a \(typeName) source" }
 
     public func isDue(last: SourceState?, now: Int64) -> Bool {
         guard let last, let stored = last.fingerprint, let current = fingerprint() else { return true }

@@ -46,6 +46,16 @@ public struct FileSource: ContactSourceType {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
+
+    public func check() throws -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw SourceError.runtime("\(path): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw SourceError.runtime("\(path): not a file") }
+        guard access(path, R_OK) == 0 else { throw SourceError.runtime("\(path): \(String(cString: strerror(errno)))") }
+        return "\(path): \(info.st_size) bytes"
+    }
 }
 
 extension FileSource: SourceType {

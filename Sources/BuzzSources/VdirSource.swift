@@ -118,6 +118,13 @@ public struct VdirSource: ContactSourceType {
 
     public func estimatedBytes() -> Int { (try? files().totalBytes) ?? 0 }
 
+    public func check() throws -> String {
+        let files = try files()
+        let cards = files.files.count
+        guard cards > 0 else { return "\(shownPath): no .vcf files (yet)" }
+        return "\(shownPath): \(cards) .vcf file\(cards == 1 ? "" : "s")"
+    }
+
     private func subfolders() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path).sorted()) ?? []
         return names.compactMap { name in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
+import BuzzSources
 import BuzzStore
 import Foundation
 
@@ -100,6 +101,32 @@ struct DoctorCommand: AsyncParsableCommand {
                     fail("\(label): \(error)", channel: config.name)
                 }
                 await channel.shutdown()
+            }
+        }
+        // Every configured source: built (its options, its password), then asked
+        // what `sync` would read (the folder, the file, the server's books).
+        if !settings.sources.isEmpty {
+            let store = stat(context.dataDirectory, &info) == 0 ? try? BuzzDatabase(directory: context.dataDirectory) : nil
+            let sources: [any ContactSourceType]
+            do {
+                sources = try context.configuredSources()
+            } catch {
+                fail("sources: \(error)")
+                sources = []
+            }
+            for source in sources {
+                let label = "source \(source.label) (\(source.typeName))"
+                var last = ""
+                if let synced = (try? store?.sourceState(source.id))??.syncedAt {
+                    last = "; last synced " + context.clock.iso8601(synced)
+                }
+                do {
+                    ok("\(label): \(try source.check())\(last)")
+                } catch let error as SourceError {
+                    fail("\(label): \(error.message)")
+                } catch {
+                    fail("\(label): \(error)")
+                }
             }
         }
         if problems > 0 {

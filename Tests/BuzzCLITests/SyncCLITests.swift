@@ -66,6 +66,23 @@ import Testing
         #expect(again.stdout == "home: 0 added, 0 updated, 3 unchanged, 0 removed, 0 skipped\n", "\(again)")
     }
 
+    @Test func doctorChecksEverySourceWithoutReadingIt() async throws {
+        let sandbox = try Sandbox()
+        _ = try sandbox.write("contacts/a.vcf", VCard.card(uid: "a", name: "Ada Archer", bday: "1961-03-15"))
+        _ = try sandbox.write("contacts/b.vcf", VCard.card(uid: "b", name: "Ben Baker"))
+        try sandbox.writeConfig(Self.config(Self.vdir("home", sandbox.root + "/contacts") + Self.file("old", sandbox.root + "/gone.vcf")))
+        #expect(try await sandbox.run(["sync", "home", "--now", Self.now]).status == 0)
+
+        let doctor = try await sandbox.run(["doctor", "--now", Self.now])
+        #expect(doctor.status == 1, "\(doctor)")
+        let lines = doctor.stdout.split(separator: "\n").map(String.init)
+        let home = try #require(lines.first { $0.contains("source home") }, "\(doctor)")
+        #expect(home.hasPrefix("ok    source home (vdir): \(sandbox.root)/contacts: 2 .vcf files; last synced 2027-01-15T"), "\(home)")
+        #expect(lines.contains("FAIL  source old (file): \(sandbox.root)/gone.vcf: No such file or directory"), "\(doctor)")
+        // doctor reads no cards: nothing new in the store.
+        #expect(try await sandbox.listAll().count == 2)
+    }
+
     @Test func oneOffImportShowsThePathAsGiven() async throws {
         let sandbox = try Sandbox()
         _ = try sandbox.write("x/cards.vcf", VCard.card(uid: "a", name: "Ada Archer", bday: "1961-03-15"))
