@@ -27,6 +27,9 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
             ]
         ),
+        // Reading the user's files for the core (TextFile: config, password
+        // files, CSV; TemplateFolders: template overrides), which takes texts.
+        .target(name: "BuzzFiles", dependencies: ["BirthdayBuzz"]),
         // System libraries: libcurl4-openssl-dev and libdbus-1-dev on Debian.
         // Headers only: neither is linked. CurlSupport loads libcurl.so.4
         // (CurlLibrary.swift) and BuzzChannels loads libdbus-1.so.3 (LibDBus.swift)
@@ -41,7 +44,7 @@ let package = Package(
         // One file per channel adapter, plus the registry.
         .target(
             name: "BuzzChannels",
-            dependencies: ["BirthdayBuzz", "CurlSupport", "CDBus"]
+            dependencies: ["BirthdayBuzz", "BuzzFiles", "CurlSupport", "CDBus"]
         ),
         // The CardDAV client (RFC 6352/6578/6764) the carddav source plugs in.
         .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport"]),
@@ -62,12 +65,13 @@ let package = Package(
         // and run; one file per source type, plus the registry.
         .target(
             name: "BuzzSources",
-            dependencies: ["BirthdayBuzz", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
+            dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
         ),
         .executableTarget(
             name: "buzz",
             dependencies: [
                 "BirthdayBuzz",
+                "BuzzFiles",
                 "BuzzStore",
                 "BuzzSources",
                 "BuzzChannels",
@@ -91,7 +95,7 @@ let package = Package(
             ]
         ),
         // The loader is tested with the shipped channel and source types (their options live in their adapters).
-        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
+        .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
         .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -410,9 +410,9 @@ public final class TableReader {
     /// Throws for the first key that was never read.
     /// Reads a whole table with `read` (a plugin type's `options(from:)`): a
     /// key it leaves unread is an error, as in any other table.
-    public static func readAll<T>(_ table: ConfigTable, _ read: (TableReader) throws -> T) throws -> T {
+    public static func readAll<T>(_ table: ConfigTable, _ body: (TableReader) throws -> T) throws -> T {
         let reader = TableReader(table)
-        let value = try read(reader)
+        let value = try body(reader)
         try reader.finish()
         return value
     }

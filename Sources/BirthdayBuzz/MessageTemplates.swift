@@ -87,16 +87,11 @@ public struct MessageTemplates: Sendable {
     /// The locale every lookup ends with; it must exist for every kind.
     static let lastResort = "en"
 
-    /// Loads the shipped templates, then the overrides in
-    /// `overrideDirectory/<locale>/<kind>.mustache` (a missing folder is fine).
-    /// Every template is compiled and checked here.
-    public init(overrideDirectory: String?, shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
-        try self.init(overrideDirectories: overrideDirectory.map { [$0] } ?? [], shipped: shipped)
-    }
-
-    /// Shipped templates, overridden by those found in `overrideDirectories`; a
-    /// folder earlier in the list wins over a later one.
-    public init(overrideDirectories: [String], shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
+    /// Shipped templates, overridden by `overrides`: one list per override
+    /// folder, as `TemplateFolders.read` (BuzzFiles) gives them; a folder
+    /// earlier in the list wins over a later one. Every template is compiled
+    /// and checked here; nothing is read from disk.
+    public init(overrides: [[TemplateOverride]] = [], shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
         var templates: [String: Compiled] = [:]
         for (key, text) in shipped.sorted(by: { $0.key < $1.key }) {
             let file = "templates/\(key).mustache"
@@ -108,8 +103,8 @@ public struct MessageTemplates: Sendable {
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
-        for directory in overrideDirectories.reversed() where !directory.isEmpty {
-            for (key, compiled) in try Self.loadOverrides(from: directory) {
+        for folder in overrides.reversed() {
+            for (key, compiled) in try Self.compileOverrides(folder) {
                 templates[key] = compiled
             }
         }

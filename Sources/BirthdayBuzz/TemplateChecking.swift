@@ -14,62 +14,30 @@ import Synchronization
 extension MessageTemplates {
     private static let textPragma = "{{% CONTENT_TYPE: TEXT}}\n"
 
-    /// Reads `directory/<locale>/<kind>.mustache`; keys are `"<canonical locale>/<kind>"`.
-    static func loadOverrides(from directory: String) throws(TemplateError) -> [String: Compiled] {
-        let files = FileManager.default
-        var isFolder: ObjCBool = false
-        guard files.fileExists(atPath: directory, isDirectory: &isFolder) else { return [:] }
-        guard isFolder.boolValue else {
-            throw TemplateError(file: directory, line: 0, column: 0, message: "not a folder")
-        }
-        let base = directory.hasSuffix("/") ? directory : directory + "/"
+    /// Checks and compiles one folder's overrides (`<locale>/<kind>.mustache`,
+    /// as `TemplateFolders` in BuzzFiles read them); keys are
+    /// `"<canonical locale>/<kind>"`.
+    static func compileOverrides(_ files: [TemplateOverride]) throws(TemplateError) -> [String: Compiled] {
         var result: [String: Compiled] = [:]
         var folderOf: [String: String] = [:]   // canonical locale → folder name, to catch de_AT next to de-AT
-        for entry in try listing(directory) where !entry.hasPrefix(".") {
-            let folder = base + entry
-            var entryIsFolder: ObjCBool = false
-            guard files.fileExists(atPath: folder, isDirectory: &entryIsFolder) else { continue }
-            guard entryIsFolder.boolValue else {
-                if entry.hasSuffix(".mustache") {
-                    throw TemplateError(file: folder, line: 0, column: 0,
-                                        message: "templates go in a locale folder, e.g. \(base)en/\(entry)")
-                }
-                continue
-            }
-            guard let locale = canonicalTag(entry) else {
+        for file in files {
+            let folder = file.localeFolderPath
+            guard let locale = canonicalTag(file.localeFolder) else {
                 throw TemplateError(file: folder, line: 0, column: 0,
                                     message: "folder name is not a locale tag like en, de or de-AT")
             }
-            if let other = folderOf[locale], other != entry {
+            if let other = folderOf[locale], other != file.localeFolder {
                 throw TemplateError(file: folder, line: 0, column: 0,
-                                    message: "same locale as \(base)\(other); keep one of the two folders")
+                                    message: "same locale as \(file.directoryPrefix)\(other); keep one of the two folders")
             }
-            folderOf[locale] = entry
-            for name in try listing(folder) where name.hasSuffix(".mustache") && !name.hasPrefix(".") {
-                let path = folder + "/" + name
-                guard let kind = Kind(rawValue: String(name.dropLast(".mustache".count))) else {
-                    throw TemplateError(file: path, line: 0, column: 0,
-                                        message: "unknown template; expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
-                }
-                let text: String
-                do {
-                    text = try TextFile.read(path, limit: maxFileBytes)
-                } catch {
-                    throw TemplateError(file: path, line: error.line ?? 0, column: 0,
-                                        message: error.line == nil ? "cannot read the file (\(error.reason))" : "the file \(error.reason)")
-                }
-                result["\(locale)/\(kind.rawValue)"] = try compile(text, kind: kind, file: path)
+            folderOf[locale] = file.localeFolder
+            guard let kind = Kind(rawValue: String(file.fileName.dropLast(".mustache".count))) else {
+                throw TemplateError(file: file.path, line: 0, column: 0,
+                                    message: "unknown template; expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
             }
+            result["\(locale)/\(kind.rawValue)"] = try compile(file.text, kind: kind, file: file.path)
         }
         return result
-    }
-
-    private static func listing(_ directory: String) throws(TemplateError) -> [String] {
-        do {
-            return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        } catch {
-            throw TemplateError(file: directory, line: 0, column: 0, message: "cannot list the folder")
-        }
     }
 
     /// Splits "title line, blank line, body", then checks and compiles both parts.
@@ -273,13 +241,35 @@ extension MessageTemplates {
     /// How deep sections may nest in a message template (the shipped ones use 2).
     static let maxNesting = 32
 
-    /// The largest template file read: the body of a mail, with room to spare.
-    static let maxFileBytes = 1 << 20
-
     /// What `checkTags` finds besides errors.
     struct TagScan {
         var namesArePlain: Bool
         /// Character offsets where the text may be cut into separately compiled pieces.
         var cuts: [Int]
     }
+}
+
+/// One override template as read from the user's folder
+/// (`<directory>/<localeFolder>/<fileName>`): the core checks its names and
+/// compiles its text, and does no reading itself.
+public struct TemplateOverride: Sendable, Equatable {
+    /// The override folder as configured (`~/.config/birthdaybuzz/templates`).
+    public var directory: String
+    /// The locale folder's name as written (`de-AT`, `de_AT`).
+    public var localeFolder: String
+    /// `reminder.mustache`…
+    public var fileName: String
+    public var text: String
+
+    public init(directory: String, localeFolder: String, fileName: String, text: String) {
+        self.directory = directory
+        self.localeFolder = localeFolder
+        self.fileName = fileName
+        self.text = text
+    }
+
+    var directoryPrefix: String { directory.hasSuffix("/") ? directory : directory + "/" }
+    var localeFolderPath: String { directoryPrefix + localeFolder }
+    /// The file, for messages.
+    public var path: String { localeFolderPath + "/" + fileName }
 }

@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzCardDAV
+import BuzzFiles
 import BuzzStore
 import CurlSupport
 import Foundation

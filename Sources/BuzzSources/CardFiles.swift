@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzFiles
 import Foundation
 
 /// The files a local source reads, in order, and the reading itself: vCard

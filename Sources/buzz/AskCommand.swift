@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
+import BuzzFiles
 import BuzzStore
 import Foundation
 

@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzChannels
+import BuzzFiles
 import BuzzStore
 import Foundation
 import Logging

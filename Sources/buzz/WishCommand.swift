@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzFiles
 import BuzzStore
 import Foundation
 

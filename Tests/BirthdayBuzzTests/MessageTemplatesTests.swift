@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BirthdayBuzz
+import BuzzFiles
 
 @Suite struct MessageTemplatesTests {
     static let shippedLocales = ["de", "en", "es", "fr"]

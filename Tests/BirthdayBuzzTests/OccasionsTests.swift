@@ -2,6 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 @testable import BirthdayBuzz
+import BuzzFiles
 
 /// Anniversaries as a second occasion, per-contact settings, gift ideas in
 /// reminders (DESIGN §3b).

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzFiles
 import Foundation
 import Testing
 

@@ -36,7 +36,15 @@ import CCurl
         let port = try await sink.start()
         let mail = try Self.channel(port: port, to: ["me@example.org", "you@example.org"])
         try await mail.deliver(Self.reminder)
-        let messages = try await sink.waitForMessages(count: 1)
+        // The batch reuses one connection (the second mail at once: checking the
+        // first below starts Python, which a loaded machine may take longer to
+        // do than the connection is kept idle).
+        var second = Self.reminder
+        second.id = "urn:uuid:7/0/2027-03-15"
+        try await mail.deliver(second)
+        let both = try await sink.waitForMessages(count: 2)
+        #expect(Set(both.compactMap(\.peer)).count == 1)
+        let messages = Array(both.prefix(1))
         #expect(messages.map(\.rcptTos) == [["me@example.org", "you@example.org"]])  // one mail, one transaction
         let first = try #require(messages.first)
         #expect(first.mailFrom == "buzz@example.org")
@@ -48,12 +56,6 @@ import CCurl
         #expect(first.header("To") == "me@example.org, you@example.org")
         let body = String(data: Data(base64Encoded: first.body.replacingOccurrences(of: "\r\n", with: ""))!, encoding: .utf8)
         #expect(body == "Jürgen wird morgen 40.")
-        // The batch reuses one connection.
-        var second = Self.reminder
-        second.id = "urn:uuid:7/0/2027-03-15"
-        try await mail.deliver(second)
-        let both = try await sink.waitForMessages(count: 2)
-        #expect(Set(both.compactMap(\.peer)).count == 1)
         await mail.shutdown()
     }
 

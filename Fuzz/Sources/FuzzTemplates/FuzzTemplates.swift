@@ -23,7 +23,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let shipped = reminder ? ["en/reminder": text, "en/ask": "Hi\n\nHey\n"] : ["en/reminder": "T\n\nB\n", "en/ask": text]
     let templates: MessageTemplates
     do {
-        templates = try MessageTemplates(overrideDirectory: nil, shipped: shipped)
+        templates = try MessageTemplates(shipped: shipped)
     } catch {
         if error.description.contains("\n") { fuzzFailure("a template error on two lines: \(error)") }
         return 0
