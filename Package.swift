@@ -67,8 +67,10 @@ let package = Package(
             name: "BuzzSources",
             dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
         ),
-        .executableTarget(
-            name: "buzz",
+        // The commands, the wiring and the daemon: a library, so that tests and
+        // other programs use it without the executable (issue 12).
+        .target(
+            name: "BuzzCommands",
             dependencies: [
                 "BirthdayBuzz",
                 "BuzzFiles",
@@ -80,8 +82,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            resources: [],
+            ]
+        ),
+        .executableTarget(
+            name: "buzz",
+            dependencies: ["BuzzCommands"],
             // Start-up cost, paid by every command (README, "Start-up time"): the
             // release binary exports no dynamic symbols (nothing loads plugins into
             // it). Linking it at a fixed address (-no-pie, which saves ~2.5 ms of
@@ -96,15 +101,15 @@ let package = Package(
         ),
         // The loader is tested with the shipped channel and source types (their options live in their adapters).
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
-        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
+        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
         // The CardDAV client, and the carddav source end to end (`buzz sync`, `tick`,
         // write-back), against a real Radicale: one target, one copy of its harness.
         .testTarget(name: "BuzzCardDAVTests",
-                    dependencies: ["BuzzCardDAV", "BuzzSources", "BuzzStore", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "buzz"],
+                    dependencies: ["BuzzCardDAV", "BuzzSources", "BuzzStore", "BirthdayBuzz", "BuzzTestKit", "CurlSupport"],
                     resources: [.copy("Servers")]),
-        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit", "buzz"]),
+        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
     ]
 )
 

@@ -245,7 +245,10 @@ extension DaemonProcess {
             let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
             let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
             if let count = line.flatMap({ Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }) {
-                counts[task] = count
+                // The thread's name too, so a failure says which one woke.
+                let name = status.split(separator: "\n").first { $0.hasPrefix("Name:") }?.dropFirst(5)
+                    .trimmingCharacters(in: .whitespaces) ?? "?"
+                counts[task + " " + name] = count
             }
         }
         return counts

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Synchronization
 import Testing
-@testable import buzz
+@testable import BuzzCommands
 
 /// `buzz run`, the daemon, as a child process against the real HTTP sink:
 /// it sleeps until a reminder's minute, delivers it, re-plans on SIGHUP, stops

@@ -2,10 +2,10 @@ import ArgumentParser
 import BirthdayBuzz
 import Foundation
 
-/// `buzz`: the command-line tool and daemon. This target only parses and wires.
-@main
-struct Buzz: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `buzz`: the command-line tool and daemon. This target only parses and wires;
+/// the executable's `main.swift` calls `Buzz.main()`.
+public struct Buzz: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "buzz",
         abstract: "Never miss a birthday: import contacts, plan reminders, deliver them.",
         subcommands: [
@@ -20,6 +20,8 @@ struct Buzz: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+
+    public init() {}
 
     /// Runs the command and maps every failure to DESIGN §4's exit statuses:
     /// 0 done, 1 delivery or runtime failure, 2 the request was wrong
@@ -36,7 +38,12 @@ struct Buzz: AsyncParsableCommand {
         return first + " (see '" + see[see.index(see.startIndex, offsetBy: 5)..<end] + "')"
     }
 
-    static func main() async {
+    /// On the main actor, as an `@main` entry point would be: called from the
+    /// executable's top-level code, a nonisolated `main` would first hop to
+    /// libdispatch's pool, starting a worker (and its once-a-second monitor)
+    /// before `run` could install its own executor (DaemonRuntime.swift).
+    @MainActor
+    public static func main() async {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
         let status: Int32

@@ -60,6 +60,7 @@ struct TickCommand: AsyncParsableCommand {
         let contacts = try runtime { try store.plannableContacts() }
         let dispatcher = wiring.dispatcher
         let now = context.now
+        let dryRun = dryRun
         let report = try await runtime {
             try await BlockingExecutor().run { try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun) }
         }

@@ -252,7 +252,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         do {
             let now = WallClockTimer.now()
             let sources = try context.configuredSources(today: context.clock.localDate(at: now))
-            let reports = try buzz.syncSources(sources, context: context, store: store, now: now,
+            let reports = try BuzzCommands.syncSources(sources, context: context, store: store, now: now,
                                                onlyIfChanged: onlyIfChanged, showProgress: false,
                                                warn: { logger.debug("\($0)") })
             for report in reports {
