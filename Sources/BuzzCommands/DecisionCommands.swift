@@ -56,18 +56,28 @@ struct SetBirthdayCommand: ParsableCommand {
     @OptionGroup var date: DateArgument
 
     func run() throws {
-        let context = try Context(root.global)
-        let birthday = try enteredBirthday(date.text, today: context.today)
-        let store = try context.openStore()
-        let found = try context.resolve(contact, in: store)
-        try runtime { try store.setManualBirthday(birthday, for: found.id, now: context.now) }
-        notifyRunningDaemon(dataDirectory: context.dataDirectory)
-        let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
-            : found.decision == nil ? " (now included)" : ""
-        print("\(found.name): birthday set to \(birthday)\(state)")
+        let (context, store, found, birthday) = try enterDate("birthday", contact: contact, date: date, root.global) { store, id, date, now in
+            try store.setManualBirthday(date, for: id, now: now)
+        }
         if let note = oldYearNote(birthday, today: context.today) { printWarning("buzz: note: " + note) }
         try context.writeBirthdayBack(birthday, for: found, store: store)
     }
+}
+
+/// `set-birthday` and `set-anniversary`: the date checked, the contact found,
+/// `write` called, a running daemon told, and what changed printed.
+func enterDate(_ what: String, contact: String, date: DateArgument, _ global: GlobalOptions,
+               write: (BuzzDatabase, String, Birthday, Int64) throws -> Void) throws -> (Context, BuzzDatabase, Contact, Birthday) {
+    let context = try Context(global)
+    let entered = try enteredBirthday(date.text, today: context.today)
+    let store = try context.openStore()
+    let found = try context.resolve(contact, in: store)
+    try runtime { try write(store, found.id, entered, context.now) }
+    notifyRunningDaemon(dataDirectory: context.dataDirectory)
+    let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
+        : found.decision == nil ? " (now included)" : ""
+    print("\(found.name): \(what) set to \(entered)\(state)")
+    return (context, store, found, entered)
 }
 
 struct ClearBirthdayCommand: ParsableCommand {
@@ -81,29 +91,40 @@ struct ClearBirthdayCommand: ParsableCommand {
     var contact: String
 
     func run() throws {
-        let context = try Context(root.global)
-        let store = try context.openStore()
-        let found = try context.resolve(contact, in: store)
-        if found.manualBirthday != nil {
-            // A hand entry goes; the card's birthday (if any) shows again.
-            try runtime { try store.setManualBirthday(nil, for: found.id, now: context.now) }
-            notifyRunningDaemon(dataDirectory: context.dataDirectory)
-            let fallback = found.card.birthday.map { "the card's \($0) applies again" } ?? "no birthday on file now"
-            print("\(found.name): hand-entered birthday cleared (\(fallback))")
-            if found.card.birthday == nil { try context.writeBirthdayBack(nil, for: found, store: store) }
-        } else if let cardBirthday = found.card.birthday {
-            // DESIGN §3: the card's date is wrong: "no birthday", until one is entered by hand.
-            if !found.birthdayCleared {
-                try runtime { try store.clearCardBirthday(for: found.id, now: context.now) }
-                notifyRunningDaemon(dataDirectory: context.dataDirectory)
-            }
-            print("\(found.name): the card's birthday \(cardBirthday) is cleared; no birthday on file, also after "
-                  + "re-imports (buzz set-birthday enters one)")
-            try context.writeBirthdayBack(nil, for: found, store: store)
-        } else {
-            throw CLIError.request("\(found.name) has no birthday to clear")
-        }
+        let (context, store, found, onCard) = try clearDate(
+            "birthday", contact: contact, root.global, manual: \.manualBirthday, card: \.card.birthday, cleared: \.birthdayCleared,
+            dropManual: { store, id, now in try store.setManualBirthday(nil, for: id, now: now) },
+            clearCard: { store, id, now in try store.clearCardBirthday(for: id, now: now) })
+        // The server's card loses its BDAY too, unless the card's birthday applies again.
+        if !onCard || found.manualBirthday == nil { try context.writeBirthdayBack(nil, for: found, store: store) }
     }
+}
+
+/// `clear-birthday` and `clear-anniversary`: a hand entry goes (the card's
+/// date shows again); without one, the card's date is recorded as wrong ("no
+/// birthday", DESIGN §3), until one is entered by hand. Returns whether the
+/// card's date applies now.
+func clearDate(_ what: String, contact: String, _ global: GlobalOptions,
+               manual: KeyPath<Contact, Birthday?>, card: KeyPath<Contact, Birthday?>, cleared: KeyPath<Contact, Bool>,
+               dropManual: (BuzzDatabase, String, Int64) throws -> Void,
+               clearCard: (BuzzDatabase, String, Int64) throws -> Void) throws -> (Context, BuzzDatabase, Contact, Bool) {
+    let context = try Context(global)
+    let store = try context.openStore()
+    let found = try context.resolve(contact, in: store)
+    if found[keyPath: manual] != nil {
+        try runtime { try dropManual(store, found.id, context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+        let fallback = found[keyPath: cleared] ? nil : found[keyPath: card]
+        print("\(found.name): hand-entered \(what) cleared (" + (fallback.map { "the card's \($0) applies again" } ?? "no \(what) on file now") + ")")
+        return (context, store, found, fallback != nil)
+    }
+    guard let onCard = found[keyPath: card] else { throw CLIError.request("\(found.name) has no \(what) to clear") }
+    if !found[keyPath: cleared] {
+        try runtime { try clearCard(store, found.id, context.now) }
+        notifyRunningDaemon(dataDirectory: context.dataDirectory)
+    }
+    print("\(found.name): the card's \(what) \(onCard) is cleared; no \(what) on file, also after re-imports (buzz set-\(what) enters one)")
+    return (context, store, found, false)
 }
 
 /// The date of `set-birthday` and `set-anniversary`: one word, `MM-DD`, `--MM-DD`

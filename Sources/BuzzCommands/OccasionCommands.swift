@@ -16,15 +16,9 @@ struct SetAnniversaryCommand: ParsableCommand {
     @OptionGroup var date: DateArgument
 
     func run() throws {
-        let context = try Context(root.global)
-        let anniversary = try enteredBirthday(date.text, today: context.today)
-        let store = try context.openStore()
-        let found = try context.resolve(contact, in: store)
-        try runtime { try store.setManualAnniversary(anniversary, for: found.id, now: context.now) }
-        notifyRunningDaemon(dataDirectory: context.dataDirectory)
-        let state = found.decision == .skip ? " (still skipped: buzz include to get reminders)"
-            : found.decision == nil ? " (now included)" : ""
-        print("\(found.name): anniversary set to \(anniversary)\(state)")
+        _ = try enterDate("anniversary", contact: contact, date: date, root.global) { store, id, date, now in
+            try store.setManualAnniversary(date, for: id, now: now)
+        }
     }
 }
 
@@ -39,23 +33,10 @@ struct ClearAnniversaryCommand: ParsableCommand {
     var contact: String
 
     func run() throws {
-        let context = try Context(root.global)
-        let store = try context.openStore()
-        let found = try context.resolve(contact, in: store)
-        if found.manualAnniversary != nil {
-            try runtime { try store.setManualAnniversary(nil, for: found.id, now: context.now) }
-            notifyRunningDaemon(dataDirectory: context.dataDirectory)
-            let fallback = found.anniversaryCleared ? "no anniversary on file now"
-                : found.card.anniversary.map { "the card's \($0) applies again" } ?? "no anniversary on file now"
-            print("\(found.name): hand-entered anniversary cleared (\(fallback))")
-        } else if let card = found.card.anniversary, !found.anniversaryCleared {
-            try runtime { try store.clearCardAnniversary(for: found.id, now: context.now) }
-            notifyRunningDaemon(dataDirectory: context.dataDirectory)
-            print("\(found.name): the card's anniversary \(card) is cleared; none on file, also after re-imports "
-                  + "(buzz set-anniversary enters one)")
-        } else {
-            throw CLIError.request("\(found.name) has no anniversary to clear")
-        }
+        _ = try clearDate("anniversary", contact: contact, root.global, manual: \.manualAnniversary, card: \.card.anniversary,
+                          cleared: \.anniversaryCleared,
+                          dropManual: { store, id, now in try store.setManualAnniversary(nil, for: id, now: now) },
+                          clearCard: { store, id, now in try store.clearCardAnniversary(for: id, now: now) })
     }
 }
 
