@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzStore
+import BuzzSystem
 import Foundation
 
 /// `buzz export ics`: the buzzed contacts' birthdays as an iCalendar file (DESIGN §6a).
@@ -80,7 +81,7 @@ enum ICSExport {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         guard stat(shown, &info) == 0 else {
-            throw CLIError.runtime("\(path): cannot write the calendar (\(shown): \(String(cString: strerror(errno))))")
+            throw CLIError.runtime("\(path): cannot write the calendar (\(shown): \(SystemError("stat").reason))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw CLIError.runtime("\(path): cannot write the calendar (\(shown) is not a folder)")
@@ -91,7 +92,7 @@ enum ICSExport {
         let temporary = (folder.isEmpty ? "" : folder + "/") + ".buzz-ics-\(getpid()).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw CLIError.runtime("\(path): cannot write the calendar (\(String(cString: strerror(errno))))")
+            throw CLIError.runtime("\(path): cannot write the calendar (\(SystemError("open").reason))")
         }
         var failure: Int32 = 0
         let bytes = Array(text.utf8)
@@ -111,7 +112,7 @@ enum ICSExport {
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
-            throw CLIError.runtime("\(path): cannot write the calendar (\(String(cString: strerror(failure))))")
+            throw CLIError.runtime("\(path): cannot write the calendar (\(SystemError("write", errno: failure).reason))")
         }
     }
 }
