@@ -1,6 +1,18 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Where libdbus-1-dev puts its headers (what `pkg-config --cflags dbus-1` says on
+// Debian; pkgConfig on CDBus would also link the library, which LibDBus.swift loads
+// itself). Only BuzzChannels gets them: it imports CDBus with `internal import`, so
+// neither its clients nor the tests that `@testable import` it load CDBus (checked by
+// building), and the other targets carry no unsafe flags.
+#if arch(arm64)
+let multiarch = "aarch64-linux-gnu"
+#else
+let multiarch = "x86_64-linux-gnu"
+#endif
+let dbusHeaders = ["-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include"]
+
 // Arrows point one way: buzz → BuzzSources → BuzzStore → BirthdayBuzz. The core library
 // (BirthdayBuzz) does no I/O beyond reading bytes it is handed.
 let package = Package(
@@ -22,7 +34,6 @@ let package = Package(
         .target(
             name: "BirthdayBuzz",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]
@@ -37,17 +48,23 @@ let package = Package(
         // (list, import, a webhook send…) skip mapping ~40 shared libraries.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CDBus", providers: [.apt(["libdbus-1-dev"])]),
-        // The glibc and Swift-runtime calls Swift cannot reach by itself.
+        // The glibc and Swift-runtime calls Swift cannot reach by itself: the one C boundary
+        // besides the two library shims.
         .target(name: "CBuzzLinux"),
+        // What talks to the system from Swift: SystemError and the dlopen'd SharedLibrary.
+        .target(name: "BuzzSystem"),
         // The one owner of libcurl.
-        .target(name: "CurlSupport", dependencies: ["CCurl"]),
+        .target(name: "CurlSupport", dependencies: ["CCurl", "BuzzSystem"]),
         // One file per channel adapter, plus the registry.
         .target(
             name: "BuzzChannels",
-            dependencies: ["BirthdayBuzz", "BuzzFiles", "CurlSupport", "CDBus"]
+            dependencies: [
+                "BirthdayBuzz", "BuzzFiles", "CurlSupport", "CDBus", "BuzzSystem", "CBuzzLinux",
+            ],
+            swiftSettings: [.unsafeFlags(dbusHeaders)]
         ),
         // The CardDAV client (RFC 6352/6578/6764) the carddav source plugs in.
-        .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport"]),
+        .target(name: "BuzzCardDAV", dependencies: ["BirthdayBuzz", "CurlSupport", "BuzzSystem"]),
         // Times BuzzCardDAV alone for Benchmarks/run-carddav-bench.sh (which also times `buzz sync`).
         .executableTarget(name: "carddav-bench", dependencies: ["BuzzCardDAV", "BirthdayBuzz"],
                           path: "Benchmarks/CardDAVBench"),
@@ -57,6 +74,7 @@ let package = Package(
             name: "BuzzStore",
             dependencies: [
                 "BirthdayBuzz",
+                "BuzzSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -65,7 +83,7 @@ let package = Package(
         // and run; one file per source type, plus the registry.
         .target(
             name: "BuzzSources",
-            dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzStore", "BuzzCardDAV", "CurlSupport"]
+            dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzStore", "BuzzCardDAV", "CurlSupport", "BuzzSystem", "CBuzzLinux"]
         ),
         // The commands, the wiring and the daemon: a library, so that tests and
         // other programs use it without the executable (issue 12).
@@ -79,6 +97,7 @@ let package = Package(
                 "BuzzChannels",
                 "CurlSupport",
                 "CBuzzLinux",
+                "BuzzSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -113,19 +132,8 @@ let package = Package(
     ]
 )
 
-// Where libdbus-1-dev puts its headers (what `pkg-config --cflags dbus-1` says on
-// Debian; pkgConfig on CDBus would also link the library, which LibDBus.swift loads
-// itself). Every target gets them: a @testable import of BuzzChannels loads CDBus.
-#if arch(arm64)
-let multiarch = "aarch64-linux-gnu"
-#else
-let multiarch = "x86_64-linux-gnu"
-#endif
-let dbusHeaders = ["-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include"]
-
 for target in package.targets where target.type != .system && target.name != "CBuzzLinux" {
     var settings = target.swiftSettings ?? []
-    settings.append(.unsafeFlags(dbusHeaders))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     target.swiftSettings = settings

@@ -1,4 +1,4 @@
-import CurlSupport
+import BuzzSystem
 import Foundation
 
 /// XML namespaces CardDAV speaks.

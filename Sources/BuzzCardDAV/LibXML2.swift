@@ -1,4 +1,4 @@
-import CurlSupport
+import BuzzSystem
 
 /// libxml2's pull parser (`xmlTextReader`), opened with `dlopen` when a
 /// CardDAV reply is first read, like libcurl and libdbus: linking it (as

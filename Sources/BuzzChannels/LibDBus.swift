@@ -1,5 +1,5 @@
 internal import CDBus
-import CurlSupport
+import BuzzSystem
 
 /// libdbus, loaded with `dlopen` the first time a dbus channel connects instead
 /// of being linked: libdbus brings libsystemd, libgcrypt, liblzma, liblz4,

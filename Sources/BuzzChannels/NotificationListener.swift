@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzSystem
 internal import CDBus
 import Foundation
 import Synchronization
@@ -173,7 +174,7 @@ public final class NotificationListener: Sendable {
             watched[1].revents = 0
             if poll(&watched, 2, -1) < 0 {
                 if errno == EINTR { continue }
-                return "poll failed: \(String(cString: strerror(errno)))"
+                return "poll failed: \(SystemError("poll").reason)"
             }
             if watched[1].revents != 0 { return nil }
             // Reads what is there without blocking; false once the bus is gone.

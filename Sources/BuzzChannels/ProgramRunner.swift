@@ -5,6 +5,8 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BuzzSystem
+import CBuzzLinux
 import Foundation
 import Synchronization
 
@@ -123,7 +125,7 @@ public struct ProgramRunner: Sendable {
     public static func checkTrusted(directory: String) throws(ProgramError) {
         var info = stat()
         guard stat(directory, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemError("stat").reason
             throw ProgramError(.untrustedDirectory, program: directory, detail: "cannot check folder \(directory): \(reason)")
         }
         let uid = getuid()
@@ -318,20 +320,11 @@ extension ProgramRunner {
 
     private func makePipe(_ program: String) throws(ProgramError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
-        let status: Int32
-        if let pipe2 = LibC.pipe2 {
-            status = pipe2(&fds, O_CLOEXEC)
-        } else {
-            status = pipe(&fds)
-            if status == 0 {
-                _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-            }
-        }
-        guard status == 0 else {
-            let code = errno
-            throw ProgramError(.systemCallFailed, program: program, detail: "cannot make a pipe: \(String(cString: strerror(code)))",
-                               underlyingErrno: code)
+        // Both ends close-on-exec from birth: a program another thread starts meanwhile cannot inherit them.
+        guard CBuzzLinux_pipe2(&fds, O_CLOEXEC) == 0 else {
+            let error = SystemError("pipe2")
+            throw ProgramError(.systemCallFailed, program: program, detail: "cannot make a pipe: \(error.reason)",
+                               underlyingErrno: error.code)
         }
         return (fds[0], fds[1])
     }
@@ -363,9 +356,7 @@ extension ProgramRunner {
         _ = posix_spawn_file_actions_adddup2(&actions, descriptors.childError, 2)
         // Our pipes are close-on-exec; this also closes descriptors others in this
         // process opened without it (sockets, files) so the plugin cannot inherit them.
-        if let closeFrom = LibC.addCloseFrom {
-            _ = closeFrom(&actions, 3)
-        }
+        _ = CBuzzLinux_posix_spawn_file_actions_addclosefrom(&actions, 3)
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.name)=\($0.value)") } + [nil]
@@ -382,7 +373,7 @@ extension ProgramRunner {
             status = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         }
         guard status == 0 else {
-            let reason = String(cString: strerror(status))
+            let reason = SystemError("posix_spawn", errno: status).reason
             switch status {
             case ENOENT:
                 throw ProgramError(.notFound, program: program, detail: "\(path): \(reason)", underlyingErrno: status)
@@ -491,7 +482,7 @@ extension ProgramRunner {
         if code == EINTR { return false }
         _ = kill(-pid, SIGKILL)
         throw ProgramError(.systemCallFailed, program: program,
-                           detail: "lost track of the program (waitid: \(String(cString: strerror(code))))", underlyingErrno: code)
+                           detail: "lost track of the program (\(SystemError("waitid", errno: code)))", underlyingErrno: code)
     }
 
     private func reap(_ pid: pid_t) -> ProgramResult.Termination {
@@ -602,22 +593,6 @@ private final class CancellationFlag: Sendable {
 
     func cancel() { state.withLock { $0 = true } }
     var isCancelled: Bool { state.withLock { $0 } }
-}
-
-/// libc functions Swift's Glibc module does not import (they sit behind `_GNU_SOURCE`).
-private enum LibC {
-    typealias Pipe2 = @Sendable @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
-    typealias AddCloseFrom = @Sendable @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-    /// `pipe2(2)`: both ends close-on-exec from birth, so a program another thread starts meanwhile cannot inherit them.
-    static let pipe2: Pipe2? = symbol("pipe2", as: Pipe2.self)
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34).
-    static let addCloseFrom: AddCloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np", as: AddCloseFrom.self)
-
-    private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function? {
-        guard let handle = dlopen(nil, RTLD_NOW), let address = dlsym(handle, name) else { return nil }
-        return unsafeBitCast(address, to: type)
-    }
 }
 
 private func monotonicNanoseconds() -> UInt64 {

@@ -1,4 +1,5 @@
 import BuzzStore
+import BuzzSystem
 import Foundation
 
 /// Whole-file writes for the commands that write files (`export ics`, `init`).
@@ -20,7 +21,7 @@ enum AtomicFile {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         guard stat(shown, &info) == 0 else {
-            throw CLIError.runtime("\(path): cannot write \(what) (\(shown): \(String(cString: strerror(errno))))")
+            throw CLIError.runtime("\(path): cannot write \(what) (\(shown): \(SystemError("stat").reason))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw CLIError.runtime("\(path): cannot write \(what) (\(shown) is not a folder)")
@@ -31,7 +32,7 @@ enum AtomicFile {
         let temporary = (folder.isEmpty ? "" : folder + "/") + ".buzz-\(getpid()).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            throw CLIError.runtime("\(path): cannot write \(what) (\(String(cString: strerror(errno))))")
+            throw CLIError.runtime("\(path): cannot write \(what) (\(SystemError("open").reason))")
         }
         var failure: Int32 = 0
         let bytes = Array(text.utf8)
@@ -51,7 +52,7 @@ enum AtomicFile {
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
-            throw CLIError.runtime("\(path): cannot write \(what) (\(String(cString: strerror(failure))))")
+            throw CLIError.runtime("\(path): cannot write \(what) (\(SystemError("write", errno: failure).reason))")
         }
     }
 }

@@ -1,3 +1,4 @@
+import BuzzSystem
 import CBuzzLinux
 import CurlSupport
 import Foundation
@@ -39,10 +40,9 @@ enum DaemonSignals {
     /// Installs the handlers once; `handle` runs on the reader thread, one signal at a time.
     static func start(_ handle: @escaping @Sendable (Int32) -> Void) throws {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw CLIError.runtime("cannot make the signal pipe (pipe: \(String(cString: strerror(errno))))")
+        guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
+            throw CLIError.runtime("cannot make the signal pipe (\(SystemError("pipe2")))")
         }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)  // a full pipe drops, never blocks a handler
         writeEnd = ends[1]
         let readEnd = ends[0]

@@ -1,3 +1,4 @@
+import BuzzSystem
 import Foundation
 
 /// One dispatcher per data dir (DESIGN §7): an exclusive `flock` on
@@ -30,7 +31,7 @@ final class DispatchLock {
     /// The one-line reason, with the fix when the file belongs to someone else
     /// (root's, after `sudo buzz tick`).
     private static func openProblem(path: String, errno code: Int32) -> String {
-        var text = "\(path): cannot open the dispatch lock (\(String(cString: strerror(code))))"
+        var text = "\(path): cannot open the dispatch lock (\(SystemError("open", errno: code).reason))"
         var info = stat()
         if code == EACCES || code == EPERM, stat(path, &info) == 0, info.st_uid != getuid() {
             let owner = getpwuid(info.st_uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(info.st_uid)"
@@ -48,7 +49,7 @@ final class DispatchLock {
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return DispatchLock(descriptor: fd) }
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                let reason = String(cString: strerror(errno))
+                let reason = SystemError("flock").reason
                 close(fd)
                 throw CLIError.runtime("\(path): cannot lock (\(reason))")
             }

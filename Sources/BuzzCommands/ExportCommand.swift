@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzStore
+import BuzzSystem
 import Foundation
 
 /// `buzz export ics`: the buzzed contacts' birthdays as an iCalendar file (DESIGN §6a).

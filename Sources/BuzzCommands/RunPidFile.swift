@@ -1,3 +1,4 @@
+import BuzzSystem
 import Foundation
 import Synchronization
 
@@ -38,7 +39,7 @@ final class RunPidFile: Sendable {
         for _ in 0..<8 {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else {
-                throw CLIError.runtime("\(path): cannot open the pid file (\(String(cString: strerror(errno))))")
+                throw CLIError.runtime("\(path): cannot open the pid file (\(SystemError("open").reason))")
             }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 let reason = errno
@@ -48,7 +49,7 @@ final class RunPidFile: Sendable {
                     let who = holder.map { "(pid \($0)) " } ?? ""
                     throw CLIError.request("another `buzz run` \(who)is already running for \(dataDirectory); stop it first")
                 }
-                throw CLIError.runtime("\(path): cannot lock the pid file (\(String(cString: strerror(reason))))")
+                throw CLIError.runtime("\(path): cannot lock the pid file (\(SystemError("flock", errno: reason).reason))")
             }
             var opened = stat(), named = stat()
             guard fstat(fd, &opened) == 0, stat(path, &named) == 0,
@@ -67,7 +68,7 @@ final class RunPidFile: Sendable {
     func publish() throws {
         let text = Array("\(getpid())\n".utf8)
         guard ftruncate(descriptor, 0) == 0, pwrite(descriptor, text, text.count, 0) == text.count else {
-            throw CLIError.runtime("\(path): cannot write the pid file (\(String(cString: strerror(errno))))")
+            throw CLIError.runtime("\(path): cannot write the pid file (\(SystemError("pwrite").reason))")
         }
     }
 

@@ -1,3 +1,5 @@
+import BuzzSystem
+import CBuzzLinux
 import Foundation
 import Synchronization
 
@@ -49,20 +51,16 @@ final class WallClockTimer: Sendable {
     private let stopWrite: Int32
 
     init() throws {
-        guard let calls = TimerFD.calls else {
-            throw CLIError.runtime("this system has no timerfd (Linux ≥ 2.6.27 is needed for `buzz run`)")
-        }
-        let fd = calls.create(CLOCK_REALTIME, TimerFD.cloexec | TimerFD.nonblock)
+        let fd = CBuzzLinux_timerfd_create(CLOCK_REALTIME, CBuzzLinux_TFD_CLOEXEC | CBuzzLinux_TFD_NONBLOCK)
         guard fd >= 0 else {
-            throw CLIError.runtime("cannot create the wake-up timer (timerfd_create: \(String(cString: strerror(errno))))")
+            throw CLIError.runtime("cannot create the wake-up timer (\(SystemError("timerfd_create")))")
         }
         descriptor = fd
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
             close(fd)
-            throw CLIError.runtime("cannot make the timer's stop pipe (pipe: \(String(cString: strerror(errno))))")
+            throw CLIError.runtime("cannot make the timer's stop pipe (\(SystemError("pipe2")))")
         }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let stopRead = ends[0]
         stopWrite = ends[1]
         let shared = shared
@@ -167,36 +165,10 @@ final class WallClockTimer: Sendable {
         var flags: Int32 = 0
         if let instant {
             setting.it_value.tv_sec = max(Int(instant), 1)  // 0 would mean "disarm"
-            flags = TimerFD.absoluteTime | TimerFD.cancelOnSet
+            flags = CBuzzLinux_TFD_TIMER_ABSTIME | CBuzzLinux_TFD_TIMER_CANCEL_ON_SET
         }
-        guard let calls = TimerFD.calls, calls.settime(descriptor, flags, &setting, nil) == 0 else {
-            throw CLIError.runtime("cannot arm the wake-up timer (timerfd_settime: \(String(cString: strerror(errno))))")
+        guard CBuzzLinux_timerfd_settime(descriptor, flags, &setting, nil) == 0 else {
+            throw CLIError.runtime("cannot arm the wake-up timer (\(SystemError("timerfd_settime")))")
         }
     }
-}
-
-/// glibc's timerfd calls. `<sys/timerfd.h>` is not part of Swift's Glibc
-/// module, and this target has no C shim of its own, so the two functions are
-/// looked up once by name and called through typed C function pointers; the
-/// flag values are the kernel ABI's (`linux/timerfd.h`), which never changes.
-private enum TimerFD {
-    typealias Create = @convention(c) (Int32, Int32) -> Int32
-    typealias SetTime = @convention(c) (Int32, Int32, UnsafePointer<itimerspec>, UnsafeMutablePointer<itimerspec>?) -> Int32
-
-    static let cloexec: Int32 = 0o2_000_000  // TFD_CLOEXEC = O_CLOEXEC
-    static let nonblock: Int32 = 0o4_000  // TFD_NONBLOCK = O_NONBLOCK
-    static let absoluteTime: Int32 = 1 << 0  // TFD_TIMER_ABSTIME
-    static let cancelOnSet: Int32 = 1 << 1  // TFD_TIMER_CANCEL_ON_SET
-
-    struct Calls: Sendable {
-        let create: Create
-        let settime: SetTime
-    }
-
-    static let calls: Calls? = {
-        guard let library = dlopen(nil, RTLD_NOW),
-              let create = dlsym(library, "timerfd_create"),
-              let settime = dlsym(library, "timerfd_settime") else { return nil }
-        return Calls(create: unsafeBitCast(create, to: Create.self), settime: unsafeBitCast(settime, to: SetTime.self))
-    }()
 }

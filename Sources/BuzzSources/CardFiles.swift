@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzFiles
+import BuzzSystem
 import Foundation
 
 /// The files a local source reads, in order, and the reading itself: vCard
@@ -33,7 +34,7 @@ struct CardFiles: Sendable {
         displayName = shown
         var info = stat()
         guard stat(absolute, &info) == 0 else {
-            throw SourceError.request("\(shown): \(String(cString: strerror(errno)))")
+            throw SourceError.request("\(shown): \(SystemError("stat").reason)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw SourceError.request("\(shown): not a regular file")
@@ -86,7 +87,7 @@ struct CardFiles: Sendable {
         }
         var info = stat()
         guard stat(absolute, &info) == 0 else {
-            throw SourceError.request("\(shown): \(String(cString: strerror(errno)))")
+            throw SourceError.request("\(shown): \(SystemError("stat").reason)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw SourceError.request("\(shown): not a folder") }
         try list(absolute, prefix: "", descend: recursive)
@@ -99,7 +100,7 @@ struct CardFiles: Sendable {
     private static func reason(_ error: any Error) -> String {
         if let cocoa = error as? CocoaError, let underlying = cocoa.userInfo[NSUnderlyingErrorKey] as? NSError,
            underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
+            return SystemError("read", errno: Int32(underlying.code)).reason
         }
         return error.localizedDescription
     }
@@ -107,7 +108,7 @@ struct CardFiles: Sendable {
     /// Tells vCard from Google CSV by the first bytes; anything else is refused.
     static func sniff(_ path: String, shown: String) throws -> Kind {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw SourceError.request("\(shown): cannot read (\(String(cString: strerror(errno))))")
+            throw SourceError.request("\(shown): cannot read (\(SystemError("open").reason))")
         }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 4096)) ?? Data()
@@ -159,7 +160,7 @@ struct CardFiles: Sendable {
                 // Inside a vdir, never follow a symlink that appeared after the listing.
                 let descriptor = open(path, O_RDONLY | O_CLOEXEC | (isFolder ? O_NOFOLLOW : 0))
                 guard descriptor >= 0 else {
-                    let reason = String(cString: strerror(errno))
+                    let reason = SystemError("open").reason
                     // A file renamed away between listing and reading (a sync in
                     // progress) is gone, not unreadable.
                     if errno == ENOENT, isFolder, !strict { continue }
@@ -185,7 +186,7 @@ struct CardFiles: Sendable {
                     let count = Foundation.read(descriptor, buffer.baseAddress, chunkSize)
                     if count < 0 {
                         if errno == EINTR { continue }
-                        throw SourceError.runtime("\(shown): read failed (\(String(cString: strerror(errno))))")
+                        throw SourceError.runtime("\(shown): read failed (\(SystemError("read").reason))")
                     }
                     if count == 0 { break }
                     if !sawText, entries == 0 {

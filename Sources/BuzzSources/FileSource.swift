@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzStore
+import BuzzSystem
 import Foundation
 
 /// `type = "file"`: one `.vcf` file of many cards, or a Google Contacts CSV
@@ -50,10 +51,10 @@ public struct FileSource: ContactSourceType {
     public func check() throws -> String {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw SourceError.runtime("\(path): \(String(cString: strerror(errno)))")
+            throw SourceError.runtime("\(path): \(SystemError("stat").reason)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else { throw SourceError.runtime("\(path): not a file") }
-        guard access(path, R_OK) == 0 else { throw SourceError.runtime("\(path): \(String(cString: strerror(errno)))") }
+        guard access(path, R_OK) == 0 else { throw SourceError.runtime("\(path): \(SystemError("access").reason)") }
         return "\(path): \(info.st_size) bytes"
     }
 }

@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzStore
+import BuzzSystem
 import Foundation
 
 /// An input of a one-off `buzz import PATH`: a vCard file, a vdir folder, or a
@@ -20,7 +21,7 @@ public struct PathSource: ContactSourceType {
         label = path
         var info = stat()
         guard stat(absolute, &info) == 0 else {
-            throw SourceError.request("\(path): \(String(cString: strerror(errno)))")
+            throw SourceError.request("\(path): \(SystemError("stat").reason)")
         }
         var files: CardFiles
         if info.st_mode & S_IFMT == S_IFDIR {

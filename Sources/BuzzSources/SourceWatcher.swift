@@ -1,3 +1,5 @@
+import BuzzSystem
+import CBuzzLinux
 import Foundation
 import Synchronization
 
@@ -22,14 +24,13 @@ public final class SourceWatcher: Sendable {
     public init(debounce: Double = 2, onChange: @escaping @Sendable () -> Void) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
-            throw SourceError.runtime("cannot watch the sources (inotify_init1: \(String(cString: strerror(errno))))")
+            throw SourceError.runtime("cannot watch the sources (\(SystemError("inotify_init1")))")
         }
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
             close(fd)
-            throw SourceError.runtime("cannot watch the sources (pipe: \(String(cString: strerror(errno))))")
+            throw SourceError.runtime("cannot watch the sources (\(SystemError("pipe2")))")
         }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         stopWrite = ends[1]
         let stopRead = ends[0]
         let core = Core(descriptor: fd, debounce: debounce, onChange: onChange)
@@ -87,7 +88,7 @@ private final class Core: Sendable {
             if wd >= 0 {
                 filters[wd, default: []].append(name)
             } else if errno != ENOENT && errno != ENOTDIR {
-                problems.append("\(path): \(String(cString: strerror(errno)))")
+                problems.append("\(path): \(SystemError("inotify_add_watch").reason)")
             }
         }
         for path in Set(paths) {

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzSystem
 import Foundation
 import GRDB
 
@@ -31,7 +32,7 @@ public final class BuzzDatabase: Sendable {
         // Create the file 0600 before SQLite does (SQLite gives -wal/-shm the same mode).
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw StoreError("\(path): cannot open the database: \(String(cString: strerror(errno)))")
+            throw StoreError("\(path): cannot open the database: \(SystemError("open").reason)")
         }
         close(fd)
         var configuration = Configuration()
@@ -49,12 +50,12 @@ public final class BuzzDatabase: Sendable {
         // locks, which closing another descriptor of the database would drop.
         let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else {
-            throw StoreError("\(directory): cannot open the data dir: \(String(cString: strerror(errno)))")
+            throw StoreError("\(directory): cannot open the data dir: \(SystemError("open").reason)")
         }
         defer { close(folder) }
         while flock(folder, LOCK_EX) != 0 {
             guard errno == EINTR else {
-                throw StoreError("\(directory): cannot lock the data dir: \(String(cString: strerror(errno)))")
+                throw StoreError("\(directory): cannot lock the data dir: \(SystemError("flock").reason)")
             }
         }
         defer { flock(folder, LOCK_UN) }
@@ -85,7 +86,7 @@ public final class BuzzDatabase: Sendable {
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
             made += (made.isEmpty && !directory.hasPrefix("/") ? "" : "/") + part
             if mkdir(made, 0o700) != 0, errno != EEXIST {
-                throw StoreError("\(directory): cannot create the data dir (\(made): \(String(cString: strerror(errno))))")
+                throw StoreError("\(directory): cannot create the data dir (\(made): \(SystemError("mkdir").reason))")
             }
         }
     }
@@ -97,14 +98,14 @@ public final class BuzzDatabase: Sendable {
         var parent = parentFolder(of: directory)
         var info = stat()
         while !parent.isEmpty, stat(parent, &info) != 0 {
-            guard errno == ENOENT || errno == ENOTDIR else { return "\(parent): \(String(cString: strerror(errno)))" }
+            guard errno == ENOENT || errno == ENOTDIR else { return "\(parent): \(SystemError("stat").reason)" }
             let up = parentFolder(of: parent)
             if up == parent { break }
             parent = up
         }
         if parent.isEmpty { parent = "." ; _ = stat(parent, &info) }
         guard info.st_mode & S_IFMT == S_IFDIR else { return "\(parent) is not a folder" }
-        guard access(parent, W_OK | X_OK) == 0 else { return "\(parent): \(String(cString: strerror(errno)))" }
+        guard access(parent, W_OK | X_OK) == 0 else { return "\(parent): \(SystemError("access").reason)" }
         return nil
     }
 

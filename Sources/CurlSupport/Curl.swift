@@ -1,3 +1,4 @@
+import BuzzSystem
 import CCurl
 import Dispatch
 import Foundation
@@ -31,24 +32,9 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
 
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
-    /// The process has no file descriptor left (EMFILE): libcurl calls that
-    /// "Couldn't connect to server", or fails to make a handle at all. Told by
-    /// trying to open one more; nil when one is free.
-    static func descriptorsExhausted() -> String? {
-        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        if probe >= 0 {
-            close(probe)
-            return nil
-        }
-        guard errno == EMFILE else { return nil }
-        var limit = rlimit()
-        let known = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
-        return "too many open files (" + (known ? "the limit is \(limit.rlim_cur); " : "") + "raise it with ulimit -n or LimitNOFILE=)"
-    }
-
     /// This error, or what it really was when the process ran out of file descriptors.
     func explained() -> CurlError {
-        guard isConnectionFailure || code == -1, let exhausted = CurlError.descriptorsExhausted() else { return self }
+        guard isConnectionFailure || code == -1, let exhausted = SystemError.descriptorsExhausted() else { return self }
         return CurlError(code: isConnectionFailure ? code : Int(CURLE_COULDNT_CONNECT.rawValue), message: exhausted)
     }
 

@@ -1,3 +1,4 @@
+import BuzzSystem
 import CCurl
 import Foundation
 import Synchronization

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A C library opened with `dlopen` when first needed instead of being linked
 /// (libcurl in `CurlLibrary`, libdbus in BuzzChannels' `LibDBus`): commands that
@@ -21,7 +25,7 @@ public struct SharedLibrary: @unchecked Sendable {
     public init(soname: String, name: String, package: String) throws(LoadError) {
         guard let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? soname + ": cannot be loaded"
-            if let exhausted = CurlError.descriptorsExhausted() {  // installed, but no descriptor to open it with
+            if let exhausted = SystemError.descriptorsExhausted() {  // installed, but no descriptor to open it with
                 throw LoadError(description: "\(name) could not be loaded: \(exhausted)")
             }
             throw LoadError(description: "\(name) is not available (\(reason)); install it with: apt-get install \(package)")
