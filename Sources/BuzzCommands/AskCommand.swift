@@ -281,50 +281,46 @@ struct AskFlow {
         }
     }
 
+    /// The clipboard tool of the session: wl-copy under Wayland, xclip under X.
     private func clipboardTool() -> [String]? {
         let environment = ProcessInfo.processInfo.environment
-        let path = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
-        func find(_ name: String) -> String? {
-            path.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
+        let path = environment["PATH"] ?? ProgramRunner.defaultSearchPath
+        func find(_ name: String) -> String? { try? ProgramRunner.resolve(name, searchPath: path) }
         if environment["WAYLAND_DISPLAY"] != nil, let tool = find("wl-copy") { return [tool] }
         if environment["DISPLAY"] != nil, let tool = find("xclip") { return [tool, "-selection", "clipboard"] }
         if let tool = find("wl-copy") { return [tool] }
         return nil
     }
 
-    private func copy(_ text: String, with tool: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool[0])
-        process.arguments = Array(tool.dropFirst())
-        let pipe = Pipe()
-        process.standardInput = pipe
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            pipe.fileHandleForWriting.write(Data(text.utf8))
-            try pipe.fileHandleForWriting.close()
-            process.waitUntilExit()
-            return process.terminationStatus == 0
-        } catch {
-            return false
-        }
+    /// A desktop tool of the user's own session (not a program the config
+    /// names): started by `ProgramRunner` like a plugin (no shell, own process
+    /// group, no libdispatch, so the daemon stays quiet afterwards), but with
+    /// the user's whole environment, which it needs to find the display, the
+    /// session bus and the mail client.
+    private static func sessionTool(_ arguments: [String], timeout: Double) -> ProgramRunner {
+        var runner = ProgramRunner(arguments: arguments, timeout: timeout, outputLimit: 4096)
+        runner.environment = ProcessInfo.processInfo.environment.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        return runner
     }
 
-    /// `xdg-open mailto:…` (argv, no shell; the link is percent-encoded and the address validated).
+    private func copy(_ text: String, with tool: [String]) -> Bool {
+        let result = try? Self.sessionTool(tool, timeout: 10).runSynchronously(standardInput: Array(text.utf8))
+        return result?.termination == .exited(0)
+    }
+
+    /// `xdg-open mailto:…` (argv, no shell; the link is percent-encoded and the
+    /// address validated). xdg-open returns once the mail client has started;
+    /// one in a terminal keeps it until it closes, so the wait is long (a day)
+    /// rather than a timeout that would stop the user's mail client.
     private func compose(_ link: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["xdg-open", link]
+        let result: ProgramResult
         do {
-            try process.run()
-            process.waitUntilExit()
+            result = try Self.sessionTool(["xdg-open", link], timeout: 86_400).runSynchronously()
         } catch {
-            throw CLIError.runtime("cannot run xdg-open: \(error.localizedDescription)")
+            throw CLIError.runtime("cannot run xdg-open: \(error.detail)")
         }
-        guard process.terminationStatus == 0 else {
-            throw CLIError.runtime("xdg-open failed (status \(process.terminationStatus)); is a mail client set up?")
+        guard result.termination == .exited(0) else {
+            throw CLIError.runtime("xdg-open \(result.termination); is a mail client set up?")
         }
     }
 }
