@@ -50,6 +50,14 @@ struct RunCommand: AsyncParsableCommand {
                 return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store,
                                                                                 notificationActions: actions))
             })
+        // SIGHUP must be trapped before the pid file names this process (the
+        // daemon publishes it when it starts): a command that signals a daemon
+        // still starting would otherwise kill it.
+        let requests = daemon.requests
+        try DaemonSignals.start { signal in
+            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
+            clock.wake()
+        }
         // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
         // and the default description would dump the config and environment.
         // SIGTERM and SIGINT reach the daemon through `DaemonSignals` (no
@@ -168,14 +176,11 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// What logs call it (never the config or environment it holds).
     var description: String { "buzz run" }
 
+    /// Runs until a stop is requested (`requests`, a graceful shutdown) or the
+    /// task is cancelled. The process's signals are `RunCommand`'s to route to
+    /// `requests` (so a test can run the loop in-process, on a `VirtualClock`).
     func run() async throws {
-        // SIGHUP must be trapped before the pid file names this process: a
-        // command that signals a daemon still starting would otherwise kill it.
         let requests = requests, clock = clock
-        try DaemonSignals.start { signal in
-            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
-            clock.wake()
-        }
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
         logger.info("started (pid \(getpid()), data dir \(dataDirectory), clock at \(initial.context.clock.iso8601(clock.now())))")
