@@ -6,9 +6,9 @@ import Synchronization
 /// ahead to whatever instant its waiter sleeps until. Nothing waits in real time.
 ///
 /// ```swift
-/// let clock = VirtualClock(now: 1_809_925_140)   // 2027-05-10T08:59:00Z
-/// async let wake = clock.wait(until: 1_809_925_200)
-/// #expect(await clock.nextWait() == 1_809_925_200)   // the waiter sleeps
+/// let clock = VirtualClock(now: 1_809_939_540)   // 2027-05-10T08:59:00Z
+/// async let wake = clock.wait(until: 1_809_939_600)
+/// #expect(await clock.nextWait() == 1_809_939_600)   // the waiter sleeps
 /// clock.advance(by: 60)
 /// #expect(try await wake == .due)
 /// ```
