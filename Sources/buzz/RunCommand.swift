@@ -46,7 +46,8 @@ struct RunCommand: AsyncParsableCommand {
             store: store, initial: DaemonSetup(context: context, wiring: wiring), clock: clock, pidFile: pidFile,
             logger: logger, actions: actions,
             reload: {
-                let context = try Context(options)
+                var context = try Context(options)
+                context.now = clock.now()  // not --now again: the daemon's clock has moved on since
                 return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store,
                                                                                 notificationActions: actions))
             })
