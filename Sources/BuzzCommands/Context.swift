@@ -51,8 +51,9 @@ struct Context {
         try self.init(options.settings)
     }
 
-    init(_ options: GlobalSettings) throws {
-        environment = ProcessInfo.processInfo.environment
+    /// - Parameter environment: the process's, or a test's own (the daemon's loop run in-process).
+    init(_ options: GlobalSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.environment = environment
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let resolved = Context.configPath(options, environment: environment)
         configPath = resolved.path

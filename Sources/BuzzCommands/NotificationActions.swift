@@ -39,21 +39,24 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
     private let pending = Inbox()
     /// Created with the desk, started on demand (no libdbus load before a notification needs it).
     private let listener: NotificationListener
+    /// The daemon's clock: when a notification was shown; woken when a click was queued.
+    private let clock: any DaemonClock
 
-    /// - Parameter wake: called when a click was queued (wakes the daemon's loop).
-    init(store: BuzzDatabase, environment: [String: String], logger: Logger, wake: @escaping @Sendable () -> Void) {
+    /// - Parameter clock: the daemon's clock (a queued click wakes the loop sleeping on it).
+    init(store: BuzzDatabase, environment: [String: String], logger: Logger, clock: any DaemonClock) {
         self.store = store
         self.logger = logger
+        self.clock = clock
         let pending = pending
         listener = NotificationListener(environment: environment) { signal in
-            Self.handle(signal, store: store, logger: logger, pending: pending, wake: wake)
+            Self.handle(signal, store: store, logger: logger, pending: pending, wake: { clock.wake() })
         }
     }
 
     /// At the daemon's start: listen when notifications of an earlier run may still be clicked.
     func startIfNotificationsAreKept() {
         do {
-            let kept = WallClockTimer.now() - BuzzDatabase.shownNotificationRetention
+            let kept = clock.now() - BuzzDatabase.shownNotificationRetention
             if try store.hasShownNotifications(since: kept) { listener.start() }
         } catch {
             logger.error("cannot read the shown notifications: \(error)")
@@ -77,7 +80,7 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
     func shown(notification id: UInt32, message: Message, channel: String) {
         guard let contact = message.contact else { return }
         let shown = ShownNotification(id: id, eventID: message.id, contactID: contact.id, channel: channel,
-                                      shownAt: WallClockTimer.now())
+                                      shownAt: clock.now())
         do {
             try store.recordShown(shown)
         } catch {

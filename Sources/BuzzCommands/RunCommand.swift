@@ -19,15 +19,13 @@ struct RunCommand: AsyncParsableCommand {
             skip, set-birthday, clear-birthday and retry send it through <data dir>/run.pid. Logs go to \
             standard error, at BUZZ_LOG_LEVEL (debug names contacts; info is the default). Run either this or \
             `tick` from a timer: one is enough (the two never deliver at once). Configured sources are synced at \
-            start; vdir and file sources are watched (inotify) and synced again about 2 s after they change.
+            start; vdir and file sources are watched (inotify) and synced again about 2 s after they change. \
+            With --now, the daemon's clock starts there and advances in real time (for tests and demos).
             """)
 
     @ParentCommand var root: Buzz
 
     func run() async throws {
-        if root.global.now != nil {
-            throw CLIError.request("run follows the real clock; --now is for tick, upcoming and list (try `buzz tick --now …`)")
-        }
         let logger = try daemonLogger(environment: ProcessInfo.processInfo.environment)
         Self.unblockDaemonSignals()
         // Everything that can be wrong with the request fails here, before any
@@ -36,21 +34,31 @@ struct RunCommand: AsyncParsableCommand {
         let store = try context.openStore()  // creates the data dir (0700)
         let pidFile = try RunPidFile.claim(dataDirectory: context.dataDirectory)
         defer { pidFile.release() }
+        // The wall clock; with --now, shifted to start there and advance in real time (DESIGN §4).
         let timer = try WallClockTimer()
+        let clock: any DaemonClock = root.global.now == nil ? timer : OffsetClock(base: timer, startingAt: context.now)
         // Desktop reminders on the day offer actions; clicks wake the loop (DESIGN §6a).
-        let actions = NotificationActionDesk(store: store, environment: context.environment, logger: logger,
-                                             wake: { timer.wake() })
+        let actions = NotificationActionDesk(store: store, environment: context.environment, logger: logger, clock: clock)
         let wiring = try DispatchWiring(context: context, store: store, notificationActions: actions)
 
         let options = root.global
         let daemon = BirthdayDaemon(
-            store: store, initial: DaemonSetup(context: context, wiring: wiring), timer: timer, pidFile: pidFile,
+            store: store, initial: DaemonSetup(context: context, wiring: wiring), clock: clock, pidFile: pidFile,
             logger: logger, actions: actions,
             reload: {
-                let context = try Context(options)
+                var context = try Context(options)
+                context.now = clock.now()  // not --now again: the daemon's clock has moved on since
                 return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store,
                                                                                 notificationActions: actions))
             })
+        // SIGHUP must be trapped before the pid file names this process (the
+        // daemon publishes it when it starts): a command that signals a daemon
+        // still starting would otherwise kill it.
+        let requests = daemon.requests
+        try DaemonSignals.start { signal in
+            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
+            clock.wake()
+        }
         // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
         // and the default description would dump the config and environment.
         // SIGTERM and SIGINT reach the daemon through `DaemonSignals` (no
@@ -136,14 +144,18 @@ final class DaemonRequests: Sendable {
 }
 
 /// `buzz run` as a `Service`: plan, deliver what is due under the dispatch
-/// lock, sleep on the wall-clock timer until the next fire time or retry, repeat.
+/// lock, sleep on its clock until the next fire time or retry, repeat.
+///
+/// The time is an input: every "now" of the loop comes from `clock` (the
+/// wall-clock timer, shifted by `run --now`), and so does every sleep.
 ///
 /// SIGHUP reloads and re-plans; a graceful shutdown (SIGTERM, SIGINT) lets the
 /// pass in flight finish, then returns.
 struct BirthdayDaemon: Service, CustomStringConvertible {
     let store: BuzzDatabase
     let initial: DaemonSetup
-    let timer: WallClockTimer
+    /// What time it is, and the sleep between passes (`WallClockTimer`, or an `OffsetClock` on it).
+    let clock: any DaemonClock
     let pidFile: RunPidFile
     let logger: Logger
     /// Notification ids, the listener for clicks on them, and the clicks not yet run.
@@ -165,30 +177,27 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// What logs call it (never the config or environment it holds).
     var description: String { "buzz run" }
 
+    /// Runs until a stop is requested (`requests`, a graceful shutdown) or the
+    /// task is cancelled. The process's signals are `RunCommand`'s to route to
+    /// `requests` (so a test can run the loop in-process, on a `VirtualClock`).
     func run() async throws {
-        // SIGHUP must be trapped before the pid file names this process: a
-        // command that signals a daemon still starting would otherwise kill it.
-        let requests = requests, timer = timer
-        try DaemonSignals.start { signal in
-            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
-            timer.wake()
-        }
+        let requests = requests, clock = clock
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
-        logger.info("started (pid \(getpid()), data dir \(dataDirectory))")
+        logger.info("started (pid \(getpid()), data dir \(dataDirectory), clock at \(initial.context.clock.iso8601(clock.now())))")
         actions.startIfNotificationsAreKept()
         defer { actions.stop() }
         // Watched sources that changed wake the loop as SIGHUP does; it syncs
         // them, then plans again (sources added by a reload are watched too).
         let watcher = try? SourceWatcher {
             requests.requestSync()
-            timer.wake()
+            clock.wake()
         }
         try await withGracefulShutdownHandler {
             try await loop(watcher: watcher)
         } onGracefulShutdown: {
             requests.requestStop()
-            timer.wake()
+            clock.wake()
         }
         logger.info("stopped")
     }
@@ -205,10 +214,10 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                     setup = await reloaded(from: setup)
                     _ = requests.takeSync()
                     syncSources(setup, onlyIfChanged: true, watcher: watcher)
-                } else if requests.takeSync() || (nextSourceSync(setup).map { $0 <= WallClockTimer.now() } ?? false) {
+                } else if requests.takeSync() || (nextSourceSync(setup).map { $0 <= clock.now() } ?? false) {
                     syncSources(setup, onlyIfChanged: true, watcher: watcher)
                 }
-                let now = WallClockTimer.now()
+                let now = clock.now()
                 exportCalendar(setup, now: now, last: &exported)
                 var next: Int64?
                 do {
@@ -228,7 +237,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                 } else {
                     logger.info("nothing planned (no included contact with a birthday); waiting for a change")
                 }
-                if try await timer.wait(until: next) == .clockChanged {
+                if try await clock.wait(until: next) == .clockChanged {
                     logger.notice("the wall clock changed (set, or resumed from suspend); planning again")
                 }
             }
@@ -250,7 +259,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         }
         let logger = logger
         do {
-            let now = WallClockTimer.now()
+            let now = clock.now()
             let sources = try context.configuredSources(today: context.clock.localDate(at: now))
             let reports = try BuzzCommands.syncSources(sources, context: context, store: store, now: now,
                                                onlyIfChanged: onlyIfChanged, showProgress: false,

@@ -1,3 +1,4 @@
+import BirthdayBuzz
 import BuzzSystem
 import CBuzzLinux
 import Foundation
@@ -21,16 +22,10 @@ import Synchronization
 /// ```
 ///
 /// One waiter at a time (the daemon's loop); `wake()` may be called from anywhere.
-final class WallClockTimer: Sendable {
+/// It is `run`'s `DaemonClock`; `run --now` shifts it with an `OffsetClock`.
+final class WallClockTimer: DaemonClock {
     /// Why `wait(until:)` returned.
-    enum Wake: Sendable, Equatable {
-        /// The instant was reached.
-        case due
-        /// The wall clock jumped (or the machine resumed): plan again.
-        case clockChanged
-        /// `wake()` was called (SIGHUP, shutdown).
-        case woken
-    }
+    typealias Wake = ClockWake
 
     private struct State {
         var waiter: CheckedContinuation<Wake, any Error>?
@@ -132,6 +127,11 @@ final class WallClockTimer: Sendable {
             return nil
         }
         waiter?.resume(returning: .woken)
+    }
+
+    /// The wall clock, in whole seconds since 1970.
+    func now() -> Int64 {
+        Self.now()
     }
 
     /// The wall clock, in whole seconds since 1970.

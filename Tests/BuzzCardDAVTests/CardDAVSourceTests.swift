@@ -307,13 +307,16 @@ struct CardDAVSourceTests {
                 return sum + (line.flatMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0)
             }
         }
+        // Two seconds are enough to see libdispatch's once-a-second monitor, or any polling timer.
         try await Task.sleep(for: .seconds(1))
         let before = wakeUps()
         #expect(before > 0)  // the count is read at all
-        try await Task.sleep(for: .seconds(5))
+        try await Task.sleep(for: .seconds(2))
         #expect(wakeUps() == before, "buzz run woke while idle:\n\(text())")
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        // Polled, not waitUntilExit(): that would hold a thread of the test pool.
+        let stopDeadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
         try log.close()
     }
 

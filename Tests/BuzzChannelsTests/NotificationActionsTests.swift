@@ -6,28 +6,19 @@ import Testing
 /// bus with python-dbusmock's notification server and the SMTP sink. A click is
 /// the server's `ActionInvoked` signal, emitted through dbusmock's `EmitSignal`.
 ///
-/// The day-of reminder fires at the minute before the test starts (the
-/// contact imported before it), so the daemon's first pass delivers it at once
-/// (catch-up): no test waits for a minute boundary. The snooze is "2s".
-/// Started in the first two minutes of a UTC day, a test first waits for the third.
-@Suite(.timeLimit(.minutes(4)))
+/// The day-of reminder fires at `minute` (the contact imported before it), and
+/// the daemon's clock starts 30 s after it (`run --now`), so its first pass
+/// delivers it at once (catch-up): no test waits for a minute boundary, and
+/// none depends on the real time of day. The snooze is "2s".
+@Suite(.timeLimit(.minutes(2)))
 struct NotificationActionsTests {
     static let gate = ServerGate.allows(.dbus) && ServerGate.allows(.smtp)
     static let actions = #"["birthdaybuzz-wish", "Send wishes", "birthdaybuzz-snooze", "Remind me later"]"#
 
-    /// A fire minute already past on today's UTC day, and the instant just before
-    /// it (when the contact is imported). Not in the first two minutes of a day, nor
-    /// in its last minute (a snooze must not cross midnight).
-    static func pastMinute() async throws -> (minute: Date, before: String) {
-        var now = Date().timeIntervalSince1970
-        let secondOfDay = now.truncatingRemainder(dividingBy: 86_400)
-        if secondOfDay < 120 || secondOfDay > 86_400 - 60 {
-            try await Task.sleep(for: .seconds(secondOfDay < 120 ? 121 - secondOfDay : 86_400 - secondOfDay + 121))
-            now = Date().timeIntervalSince1970
-        }
-        let minute = Date(timeIntervalSince1970: (now / 60).rounded(.down) * 60 - 60)
-        return (minute, ISO8601DateFormatter().string(from: minute.addingTimeInterval(-60)))
-    }
+    /// When the reminders fire: 2027-05-10T09:00:00Z.
+    static let minute = Date(timeIntervalSince1970: 1_809_939_600)
+    /// `--now` for the daemon (and `tick`): 30 s after `minute`.
+    static let now = "2027-05-10T09:00:30Z"
 
     /// A sandbox whose day-of reminders go to the desktop at `minute`, wishes by mail to the sink.
     static func world(minute: Date, smtpPort: Int?) async throws -> Sandbox {
@@ -104,14 +95,14 @@ struct NotificationActionsTests {
 
     @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
     func sendWishesFromTheNotificationMailsOnceHoweverOftenItIsClicked() async throws {
-        let (minute, _) = try await Self.pastMinute()
+        let minute = Self.minute
         let sink = SMTPSink()
         let port = try await sink.start()
         let bus = try await PrivateBus.start(capabilities: "actions body")
         defer { bus.stop() }
         let sandbox = try await Self.world(minute: minute, smtpPort: port)
 
-        let daemon = try DaemonProcess(sandbox, environment: bus.environment)
+        let daemon = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
         try await daemon.waitForLog("listening for notification actions")
         let shown = try Self.notifications(bus)
         #expect(shown.count == 1 && shown[0].contains(Self.actions), "\(shown)")
@@ -157,20 +148,20 @@ struct NotificationActionsTests {
     /// `reminders.snooze`, with its actions, and "Send wishes" on it sends.
     @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
     func aSnoozeOnANotificationOfAnEarlierDaemonComesBackOnce() async throws {
-        let (minute, _) = try await Self.pastMinute()
+        let minute = Self.minute
         let sink = SMTPSink()
         let port = try await sink.start()
         let bus = try await PrivateBus.start(capabilities: "actions body")
         defer { bus.stop() }
         let sandbox = try await Self.world(minute: minute, smtpPort: port)
 
-        let first = try DaemonProcess(sandbox, environment: bus.environment)
+        let first = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
         try await first.waitForLog("listening for notification actions")
         #expect(try Self.notifications(bus).count == 1)
         #expect(kill(first.pid, SIGTERM) == 0)
         #expect(try await first.waitForExit(within: .seconds(10)) == 0, "\(first.log)")
 
-        let second = try DaemonProcess(sandbox, environment: bus.environment)
+        let second = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
         try await second.waitForLog("listening for notification actions")
         try await second.waitForLog("next wake")
         #expect(try Self.notifications(bus).count == 1, "the reminder is in the ledger: not shown again")
@@ -213,11 +204,11 @@ struct NotificationActionsTests {
     /// the reminder carries no actions and nothing listens.
     @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
     func noActionsFromTickOrWithoutTheCapability() async throws {
-        let (minute, _) = try await Self.pastMinute()
+        let minute = Self.minute
         let capable = try await PrivateBus.start(capabilities: "actions body")
         defer { capable.stop() }
         let fromTick = try await Self.world(minute: minute, smtpPort: nil)
-        let tick = try await fromTick.run(["tick"], environment: ["DBUS_SESSION_BUS_ADDRESS": capable.address])
+        let tick = try await fromTick.run(["tick", "--now", Self.now], environment: ["DBUS_SESSION_BUS_ADDRESS": capable.address])
         #expect(tick.status == 0, "\(tick)")
         let ticked = try Self.notifications(capable)
         #expect(ticked.count == 1 && ticked[0].contains(#"" [] {"#), "\(ticked)")
@@ -225,7 +216,7 @@ struct NotificationActionsTests {
         let plain = try await PrivateBus.start()  // dbusmock's default capabilities: no actions
         defer { plain.stop() }
         let sandbox = try await Self.world(minute: minute, smtpPort: nil)
-        let daemon = try DaemonProcess(sandbox, environment: plain.environment)
+        let daemon = try DaemonProcess(sandbox, now: Self.now, environment: plain.environment)
         try await daemon.waitForLog("next wake")
         let shown = try Self.notifications(plain)
         #expect(shown.count == 1 && shown[0].contains(#"" [] {"#), "\(shown)")
