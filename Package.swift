@@ -40,7 +40,7 @@ let package = Package(
         ),
         // Reading the user's files for the core (TextFile: config, password
         // files, CSV; TemplateFolders: template overrides), which takes texts.
-        .target(name: "BuzzFiles", dependencies: ["BirthdayBuzz"]),
+        .target(name: "BuzzFiles", dependencies: ["BirthdayBuzz", "BuzzSystem"]),
         // System libraries: libcurl4-openssl-dev and libdbus-1-dev on Debian.
         // Headers only: neither is linked. CurlSupport loads libcurl.so.4
         // (CurlLibrary.swift) and BuzzChannels loads libdbus-1.so.3 (LibDBus.swift)

@@ -1,3 +1,4 @@
+import BuzzSystem
 import Foundation
 
 /// Reads a text file the user names (the config, a template, a password file,
@@ -17,7 +18,7 @@ public enum TextFile {
     /// `/dev/zero` by mistake must not eat the memory.
     public static func read(_ path: String, limit: Int = 16 << 20) throws(Failure) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(line: nil, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw Failure(line: nil, reason: SystemError("open").reason) }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
@@ -30,7 +31,7 @@ public enum TextFile {
             let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw Failure(line: nil, reason: String(cString: strerror(errno)))
+                throw Failure(line: nil, reason: SystemError("read").reason)
             }
             if count == 0 { break }
             guard bytes.count + count <= limit else {
