@@ -21,6 +21,9 @@ let package = Package(
     products: [
         .executable(name: "buzz", targets: ["buzz"]),
         .library(name: "BirthdayBuzz", targets: ["BirthdayBuzz"]),
+        // The shipped channel and source types, for programs (and Fuzz/) that load configs as buzz does.
+        .library(name: "BuzzChannels", targets: ["BuzzChannels"]),
+        .library(name: "BuzzSources", targets: ["BuzzSources"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

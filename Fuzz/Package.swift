@@ -17,7 +17,11 @@ let package = Package(
     ] + fuzzTargets.map { name in
         .executableTarget(
             name: name,
-            dependencies: ["FuzzSupport", .product(name: "BirthdayBuzz", package: "BirthdayBuzz")],
+            dependencies: ["FuzzSupport", .product(name: "BirthdayBuzz", package: "BirthdayBuzz")]
+                // The config target loads with the shipped channel and source types, so
+                // their option parsing (in their adapters) is fuzzed too.
+                + (name == "FuzzConfig" ? [.product(name: "BuzzChannels", package: "BirthdayBuzz"),
+                                           .product(name: "BuzzSources", package: "BirthdayBuzz")] : []),
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )
     }

@@ -1,4 +1,6 @@
 import BirthdayBuzz
+import BuzzChannels
+import BuzzSources
 import Foundation
 import FuzzSupport
 
@@ -19,11 +21,9 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
 let utc = TimeZone(identifier: "UTC") ?? .current
 
-/// The shipped type names, each reading no keys of its own: this package sees only
-/// the core (the adapters' own option parsing is not fuzzed here).
-let types = ConfigTypes(
-    channels: ["dbus", "smtp", "webhook", "exec", "console"].map { ConfigTypes.Entry(name: $0) { _ in } },
-    sources: ["vdir", "file", "carddav"].map { ConfigTypes.Entry(name: $0) { _ in } })
+/// The shipped channel and source types, as `buzz` hands them to the loader: each
+/// type's own option parsing (in its adapter's file) is fuzzed with the rest.
+let types = ConfigTypes(channels: ChannelRegistry().configTypes, sources: SourceRegistry().configTypes)
 
 @_cdecl("FuzzConfig_main")
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
