@@ -66,7 +66,16 @@ public struct DBusChannel: NotificationChannel {
         let call = Self.notify(message, urgency: options.urgency, expireTimeout: options.expireTimeout,
                                escapingMarkup: capabilities.contains("body-markup"),
                                actions: offered ? Self.reminderActions : [])
-        let reply = try await perform(call)
+        // With actions, over the listener's connection: servers send the click back to the connection that asked.
+        let reply: [DBusValue]
+        if offered, let actions {
+            let listener = actions.listener, timeout = timeoutMilliseconds
+            reply = try await perform { () throws(DBusFailure) in
+                try await connection.onQueue { () throws(DBusFailure) in try listener.notify(call, timeout: timeout) }
+            }
+        } else {
+            reply = try await perform(call)
+        }
         guard case .uint32(let id)? = reply.first else {
             throw .temporary("\(name): the notification server answered Notify without a notification id")
         }
@@ -173,8 +182,15 @@ public struct DBusChannel: NotificationChannel {
     }
 
     private func perform(_ call: DBusMethodCall, oncePerConnection: Bool = false) async throws(DeliveryError) -> [DBusValue] {
+        let connection = connection, timeout = timeoutMilliseconds
+        return try await perform { () throws(DBusFailure) in
+            try await connection.call(call, timeout: timeout, oncePerConnection: oncePerConnection)
+        }
+    }
+
+    private func perform(_ body: () async throws(DBusFailure) -> [DBusValue]) async throws(DeliveryError) -> [DBusValue] {
         do {
-            return try await connection.call(call, timeout: timeoutMilliseconds, oncePerConnection: oncePerConnection)
+            return try await body()
         } catch {
             // "desktop: no D-Bus session bus …": the channel's name first, as every channel's failures.
             var failure = Self.deliveryError(for: error, timeout: timeout)
@@ -227,6 +243,8 @@ public struct DBusChannel: NotificationChannel {
 /// Keeps what a notification with actions was about, so that a click on it
 /// (maybe heard by a later daemon) finds its event (DESIGN §6a). `buzz run` only.
 public protocol NotificationActionRecorder: Sendable {
+    /// The connection that hears the clicks: a notification with actions is sent over it.
+    var listener: NotificationListener { get }
     /// The server showed `message` as notification `id`, with the reminder's actions, for channel `channel`.
     func shown(notification id: UInt32, message: Message, channel: String)
 }

@@ -181,7 +181,8 @@ final class DBusConnection: @unchecked Sendable {
     // MARK: - On the queue
 
     /// Runs `body` on `queue` and hands back its result.
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(DBusFailure) -> T) async throws(DBusFailure) -> T {
+    /// Runs `body` on this connection's thread (a blocking libdbus call must not hold a pool thread).
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(DBusFailure) -> T) async throws(DBusFailure) -> T {
         let result: Result<T, DBusFailure> = await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: Result { () throws(DBusFailure) -> T in try body() })

@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzSystem
+import CBuzzLinux
 internal import CDBus
 import Foundation
 import Synchronization
@@ -22,14 +23,19 @@ public enum NotificationSignal: Sendable, Equatable {
 }
 
 /// Hears `ActionInvoked` and `NotificationClosed` from the notification server
-/// for `buzz run`, on a session-bus connection of its own.
+/// for `buzz run`, on a session-bus connection of its own, and sends the
+/// `Notify` of every notification that carries actions over that same
+/// connection (`notify`): dunst and GNOME Shell send these signals only to
+/// the connection that asked for the notification, not to the whole bus
+/// (python-dbusmock broadcasts them, which hid this). The match rules
+/// (`sender='org.freedesktop.Notifications'`) add the servers that broadcast.
 ///
-/// The signals are broadcast; match rules with `sender='org.freedesktop.Notifications'`
-/// deliver them to this connection whichever connection sent the `Notify`,
-/// so the dbus channel's connection (used by its own thread for calls) and this
-/// one never share a libdbus handle. The connection lives on one thread of its
-/// own, blocked in poll(2) on the bus socket and a stop pipe: no timer, no
-/// wake-up while nothing happens (DESIGN §9, the libdispatch monitor).
+/// The connection is opened on the caller's thread (`start`, bounded by the
+/// timeout) and then read by one thread of its own, blocked in poll(2) on the
+/// bus socket, a stop pipe and a wake pipe: no timer, no wake-up while nothing
+/// happens (DESIGN §9, the libdispatch monitor). A `notify` call blocks on a
+/// caller's thread (libdbus is thread-safe) and then wakes the reading thread,
+/// so a signal that arrived with the reply is handled at once.
 ///
 /// `start()` is idempotent and cheap while a listener runs; after the bus hung
 /// up, the next `start()` connects again. `handle` runs on the listener's
@@ -39,8 +45,17 @@ public final class NotificationListener: Sendable {
         var running = false
         /// The write end of the running thread's stop pipe.
         var stopWrite: Int32 = -1
+        /// The write end of the running thread's wake pipe (after a `notify`).
+        var wakeWrite: Int32 = -1
         /// Counts the threads started, so a thread that ends tells its own state from a newer one's.
         var generation = 0
+    }
+
+    /// The open connection, while the reading thread runs; calls hold this lock,
+    /// and the thread takes it to close the connection.
+    private struct Live: @unchecked Sendable {
+        let lib: LibDBus
+        let connection: OpaquePointer
     }
 
     private let environment: [String: String]
@@ -49,6 +64,7 @@ public final class NotificationListener: Sendable {
     /// The state, in a box the thread can hold (a `Mutex` cannot be captured).
     private final class Shared: Sendable {
         let state = Mutex(State())
+        let live = Mutex<Live?>(nil)
     }
 
     private let shared = Shared()
@@ -77,36 +93,11 @@ public final class NotificationListener: Sendable {
     /// Whether a listener thread is running (connecting or listening).
     public var isRunning: Bool { shared.state.withLock { $0.running } }
 
-    /// Starts listening unless a listener already runs. Connecting happens on
-    /// the listener's thread; `.listening` or `.stopped` says how it went.
+    /// Starts listening unless a listener already runs: connects on this thread
+    /// (bounded by the timeout), then reads on a thread of its own. `.listening`
+    /// or `.stopped` says how it went.
     public func start() {
-        var ends: [Int32] = [-1, -1]
-        let generation = shared.state.withLock { state -> Int? in
-            guard !state.running, pipe(&ends) == 0 else { return nil }
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            state.running = true
-            state.stopWrite = ends[1]
-            state.generation += 1
-            return state.generation
-        }
-        guard let generation else { return }
-        let stopRead = ends[0]
-        let environment = environment, timeout = timeout, handle = handle, shared = shared
-        let thread = Thread {
-            let problem = Self.listen(environment: environment, timeout: timeout, stopRead: stopRead, handle: handle)
-            close(stopRead)
-            shared.state.withLock { state in
-                // Unless stop() already closed the write end and cleared the state.
-                if state.generation == generation, state.running {
-                    close(state.stopWrite)
-                    state.stopWrite = -1
-                    state.running = false
-                }
-            }
-            handle(.stopped(problem: problem))
-        }
-        thread.name = "birthdaybuzz.dbus.listen"
-        thread.start()
+        _ = connectIfNeeded()
     }
 
     /// Stops the listener thread (it closes its connection on the way out).
@@ -115,38 +106,112 @@ public final class NotificationListener: Sendable {
             guard state.running, state.stopWrite >= 0 else { return }
             close(state.stopWrite)  // the thread's poll sees the pipe hang up
             state.stopWrite = -1
+            if state.wakeWrite >= 0 { close(state.wakeWrite) }
+            state.wakeWrite = -1
             state.running = false
         }
     }
 
+    /// Sends `Notify` over the listening connection, so that the server's
+    /// signals about that notification come back to it; connects first when
+    /// needed. Blocks the calling thread up to `timeout` ms.
+    func notify(_ call: DBusMethodCall, timeout: Int32) throws(DBusFailure) -> [DBusValue] {
+        if let failure = connectIfNeeded() { throw failure }
+        let result = shared.live.withLock { live -> Result<[DBusValue], DBusFailure> in
+            guard let live else { return .failure(.unreachable(address: "the session bus", detail: "the connection just closed")) }
+            return Result { () throws(DBusFailure) -> [DBusValue] in try live.lib.send(call, over: live.connection, timeout: timeout) }
+        }
+        shared.state.withLock { state in
+            if state.wakeWrite >= 0 { var byte: UInt8 = 1; _ = write(state.wakeWrite, &byte, 1) }
+        }
+        return try result.get()
+    }
+
+    /// Connects and starts the reading thread unless it runs; the failure when
+    /// the bus cannot be reached (`.stopped(problem:)` was handed on too).
+    private func connectIfNeeded() -> DBusFailure? {
+        if shared.state.withLock({ $0.running }) { return nil }
+        let opened: Live
+        switch Self.connect(environment: environment, timeout: timeout) {
+        case .failure(let failure):
+            handle(.stopped(problem: DBusChannel.deliveryError(for: failure, timeout: Double(timeout) / 1000).message))
+            return failure
+        case .success(let live):
+            opened = live
+        }
+        var stopEnds: [Int32] = [-1, -1]
+        var wakeEnds: [Int32] = [-1, -1]
+        let generation = shared.state.withLock { state -> Int? in
+            guard !state.running, CBuzzLinux_pipe2(&stopEnds, O_CLOEXEC) == 0 else { return nil }
+            guard CBuzzLinux_pipe2(&wakeEnds, O_CLOEXEC | O_NONBLOCK) == 0 else {
+                close(stopEnds[0])
+                close(stopEnds[1])
+                return nil
+            }
+            state.running = true
+            state.stopWrite = stopEnds[1]
+            state.wakeWrite = wakeEnds[1]
+            state.generation += 1
+            shared.live.withLock { $0 = opened }
+            return state.generation
+        }
+        guard let generation else {
+            // Another caller started one meanwhile (or no pipe could be made): this connection is not needed.
+            opened.lib.dbus_connection_close(opened.connection)
+            opened.lib.dbus_connection_unref(opened.connection)
+            return shared.state.withLock { $0.running } ? nil : .unreachable(address: "the session bus", detail: "no pipe for the listener")
+        }
+        let stopRead = stopEnds[0], wakeRead = wakeEnds[0]
+        let handle = handle, box = shared
+        let thread = Thread {
+            let problem = Self.listen(opened, stopRead: stopRead, wakeRead: wakeRead, handle: handle)
+            box.live.withLock { live in
+                live = nil
+                opened.lib.dbus_connection_close(opened.connection)
+                opened.lib.dbus_connection_unref(opened.connection)
+            }
+            close(stopRead)
+            close(wakeRead)
+            box.state.withLock { state in
+                // Unless stop() already closed the write ends and cleared the state.
+                if state.generation == generation, state.running {
+                    close(state.stopWrite)
+                    close(state.wakeWrite)
+                    state.stopWrite = -1
+                    state.wakeWrite = -1
+                    state.running = false
+                }
+            }
+            handle(.stopped(problem: problem))
+        }
+        thread.name = "birthdaybuzz.dbus.listen"
+        thread.start()
+        return nil
+    }
+
     // MARK: - The listener's thread
 
-    /// Connects, adds the match rules, then reads signals until the bus hangs up
-    /// or the stop pipe closes. Returns what went wrong, as one line; nil after `stop()`.
-    private static func listen(environment: [String: String], timeout: Int32, stopRead: Int32,
-                               handle: @Sendable (NotificationSignal) -> Void) -> String? {
+    /// Opens a private connection to the session bus, says Hello and adds the
+    /// match rules; the failure as a one-line message.
+    private static func connect(environment: [String: String], timeout: Int32) -> Result<Live, DBusFailure> {
         let lib: LibDBus
         do throws(DBusFailure) {
             lib = try LibDBus.get()
         } catch {
-            return DBusChannel.deliveryError(for: error, timeout: Double(timeout) / 1000).message
+            return .failure(error)
         }
         let uid = UInt32(getuid())
         guard let address = DBusConnection.sessionBusAddress(environment: environment, uid: uid) else {
-            return DBusChannel.deliveryError(for: .noSessionBus(checked: DBusConnection.socketCandidates(
-                environment: environment, uid: uid, runUserDirectory: "/run/user")), timeout: 0).message
+            return .failure(.noSessionBus(checked: DBusConnection.socketCandidates(environment: environment, uid: uid,
+                                                                                   runUserDirectory: "/run/user")))
         }
         var error = DBusError()
         lib.dbus_error_init(&error)
         defer { lib.dbus_error_free(&error) }
         guard let connection = lib.dbus_connection_open_private(address, &error) else {
-            return "no D-Bus session bus at \(address) (\(lib.text(of: &error)))"
+            return .failure(.unreachable(address: address, detail: lib.text(of: &error)))
         }
         lib.dbus_connection_set_exit_on_disconnect(connection, 0)
-        defer {
-            lib.dbus_connection_close(connection)
-            lib.dbus_connection_unref(connection)
-        }
         do throws(DBusFailure) {
             _ = try lib.register(connection, timeout: timeout)
             for rule in rules {
@@ -155,28 +220,44 @@ public final class NotificationListener: Sendable {
                                                 arguments: [.string(rule)]), over: connection, timeout: timeout)
             }
         } catch {
-            return DBusChannel.deliveryError(for: error, timeout: Double(timeout) / 1000).message
+            lib.dbus_connection_close(connection)
+            lib.dbus_connection_unref(connection)
+            return .failure(error)
         }
+        return .success(Live(lib: lib, connection: connection))
+    }
+
+    /// Reads signals until the bus hangs up or the stop pipe closes; the wake
+    /// pipe says a `notify` may have queued some. Returns what went wrong, as
+    /// one line; nil after `stop()`.
+    private static func listen(_ live: Live, stopRead: Int32, wakeRead: Int32,
+                               handle: @Sendable (NotificationSignal) -> Void) -> String? {
+        let lib = live.lib, connection = live.connection
         var fd: Int32 = -1
         guard lib.dbus_connection_get_unix_fd(connection, &fd) != 0, fd >= 0 else {
             return "the D-Bus connection has no socket to wait on"
         }
         handle(.listening)
         var watched = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
+                       pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        var drained = [UInt8](repeating: 0, count: 64)
         while true {
-            // Signals that arrived with the replies above, or with the last read.
+            // Signals that arrived with the replies above, with a `notify`'s reply, or with the last read.
             while let message = lib.dbus_connection_pop_message(connection) {
                 if let signal = lib.notificationSignal(message) { handle(signal) }
                 lib.dbus_message_unref(message)
             }
-            watched[0].revents = 0
-            watched[1].revents = 0
-            if poll(&watched, 2, -1) < 0 {
+            for index in watched.indices { watched[index].revents = 0 }
+            if poll(&watched, 3, -1) < 0 {
                 if errno == EINTR { continue }
                 return "poll failed: \(SystemError("poll").reason)"
             }
             if watched[1].revents != 0 { return nil }
+            if watched[2].revents != 0 {
+                while read(wakeRead, &drained, drained.count) > 0 {}
+                if watched[0].revents == 0 { continue }
+            }
             // Reads what is there without blocking; false once the bus is gone.
             if lib.dbus_connection_read_write(connection, 0) == 0
                 || lib.dbus_connection_get_is_connected(connection) == 0 {

@@ -38,7 +38,7 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
 
     private let pending = Inbox()
     /// Created with the desk, started on demand (no libdbus load before a notification needs it).
-    private let listener: NotificationListener
+    let listener: NotificationListener
     /// The daemon's clock: when a notification was shown; woken when a click was queued.
     private let clock: any DaemonClock
 

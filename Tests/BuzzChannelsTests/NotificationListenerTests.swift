@@ -12,8 +12,21 @@ struct NotificationListenerTests {
 
     /// Records what it is told, for the tests to wait on.
     final class Recorder: NotificationActionRecorder, Sendable {
+        /// What the listener heard (a class, so the listener's closure can hold it).
+        final class Signals: Sendable {
+            private let list = Mutex<[NotificationSignal]>([])
+            func withLock<T>(_ body: (inout [NotificationSignal]) -> T) -> T { list.withLock { body(&$0) } }
+        }
+
         let shownIDs = Mutex<[(UInt32, String, String)]>([])
-        let signals = Mutex<[NotificationSignal]>([])
+        let signals = Signals()
+        /// The channel sends a notification with actions over this listener's connection.
+        let listener: NotificationListener
+
+        init(environment: [String: String] = [:]) {
+            let signals = signals
+            listener = NotificationListener(environment: environment) { signal in signals.withLock { $0.append(signal) } }
+        }
 
         func shown(notification id: UInt32, message: Message, channel: String) {
             shownIDs.withLock { $0.append((id, message.id, channel)) }
@@ -42,7 +55,8 @@ struct NotificationListenerTests {
     func onlyTheDayOfReminderCarriesActionsAndOnlyWithTheCapabilityAndARecorder() async throws {
         let bus = try await PrivateBus.start(capabilities: "actions body")
         defer { bus.stop() }
-        let recorder = Recorder()
+        let recorder = Recorder(environment: bus.environment)
+        defer { recorder.listener.stop() }
         let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5,
                                   environment: bus.environment, actions: recorder)
         let dayOf = try await channel.deliverReturningID(Self.message(daysUntil: 0))
