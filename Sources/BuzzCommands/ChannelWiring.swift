@@ -1,5 +1,6 @@
 import BirthdayBuzz
 import BuzzChannels
+import BuzzStore
 import Foundation
 
 /// Builds channel adapters from the configuration, for `send`, `channels` and `doctor`.
@@ -13,7 +14,7 @@ struct ChannelWiring {
     var notificationActions: (any NotificationActionRecorder)?
 
     var channelContext: ChannelContext {
-        let directory = context.configFileExists ? (context.configPath as NSString).deletingLastPathComponent : nil
+        let directory = context.configFileExists ? BuzzDatabase.parentFolder(of: context.configPath) : nil
         var channelContext = ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber)
         if consoleToStandardError {
             channelContext.consoleOutput = { FileHandle.standardError.write(Data($0.utf8)) }

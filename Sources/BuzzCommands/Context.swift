@@ -102,8 +102,8 @@ struct Context {
     /// then `$XDG_CONFIG_HOME/birthdaybuzz/templates` (DESIGN §6) when the config
     /// is elsewhere (`--config`); the first folder wins for a template both hold.
     var templateDirectories: [String] {
-        let besideConfig = (configPath as NSString).deletingLastPathComponent + "/templates"
-        let standard = (Context.defaultConfigPath(environment: environment) as NSString).deletingLastPathComponent + "/templates"
+        let besideConfig = BuzzDatabase.parentFolder(of: configPath) + "/templates"
+        let standard = BuzzDatabase.parentFolder(of: Context.defaultConfigPath(environment: environment)) + "/templates"
         return besideConfig == standard ? [besideConfig] : [besideConfig, standard]
     }
 

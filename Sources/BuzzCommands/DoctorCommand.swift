@@ -118,7 +118,7 @@ struct DoctorCommand: AsyncParsableCommand {
             for source in sources {
                 let label = "source \(source.label) (\(source.typeName))"
                 var last = ""
-                if let synced = (try? store?.sourceState(source.id))??.syncedAt {
+                if let synced = (try? store?.sourceState(source.id, withState: false))??.syncedAt {
                     last = "; last synced " + context.clock.iso8601(synced)
                 }
                 do {

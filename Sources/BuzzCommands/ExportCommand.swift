@@ -36,7 +36,7 @@ struct ExportICSCommand: ParsableCommand {
             FileHandle.standardOutput.write(Data(text.utf8))
             return
         }
-        try ICSExport.write(text, to: ICSExport.expand(output, context: context))
+        try AtomicFile.write(text, to: ICSExport.expand(output, context: context), what: "the calendar", mode: 0o644)
     }
 }
 
@@ -66,10 +66,6 @@ enum ICSExport {
         guard let path = context.config.export.ics else { return nil }
         let expanded = expand(path, context: context)
         if expanded.hasPrefix("/") { return expanded }
-        return (context.configPath as NSString).deletingLastPathComponent + "/" + expanded
-    }
-
-    static func write(_ text: String, to path: String, makingFolder: Bool = false) throws {
-        try AtomicFile.write(text, to: path, what: "the calendar", mode: 0o644, makingFolder: makingFolder)
+        return BuzzDatabase.parentFolder(of: context.configPath) + "/" + expanded
     }
 }

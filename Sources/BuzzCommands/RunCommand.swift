@@ -291,7 +291,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             let today = context.clock.localDate(at: now)
             let body = try ICSExport.render(context: context, store: store, today: today, stamp: 0)
             guard body != last || !FileManager.default.fileExists(atPath: path) else { return }
-            try ICSExport.write(ICSExport.render(context: context, store: store, today: today, stamp: now), to: path, makingFolder: true)
+            try AtomicFile.write(ICSExport.render(context: context, store: store, today: today, stamp: now), to: path,
+                                 what: "the calendar", mode: 0o644, makingFolder: true)
             last = body
             logger.info("wrote the calendar \(path)")
         } catch {
@@ -303,7 +304,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// (`ContactSourceType.nextSync`); nil when none does (vdir and file sources).
     private func nextSourceSync(_ setup: DaemonSetup) -> Int64? {
         guard !setup.context.config.sources.isEmpty, let sources = try? setup.context.configuredSources() else { return nil }
-        return sources.compactMap { source in source.nextSync(after: try? store.sourceState(source.id)) }.min()
+        return sources.compactMap { source in source.nextSync(after: try? store.sourceState(source.id, withState: false)) }.min()
     }
 
     /// One round: contacts, lock, pass, unlock. Returns when to wake next.

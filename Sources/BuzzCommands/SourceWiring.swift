@@ -9,7 +9,7 @@ extension Context {
     /// What a source type may need from this process (paths resolve against the config's folder).
     func sourceContext(today: LocalDate? = nil) -> SourceContext {
         let environment = environment
-        let configDirectory = (configPath as NSString).deletingLastPathComponent
+        let configDirectory = BuzzDatabase.parentFolder(of: configPath)
         let scrubber = SecretScrubber()
         return SourceContext(environment: environment, configDirectory: configDirectory, scrubber: scrubber,
                              today: today ?? self.today, readSecret: { secret, name in

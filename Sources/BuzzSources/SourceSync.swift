@@ -47,11 +47,12 @@ public struct SourceSync {
     public func sync(_ source: any ContactSourceType, onlyIfChanged: Bool = false,
                      warn: (String) -> Void = { _ in }, progress: (Int) -> Void = { _ in }) throws -> SourceReport {
         var report = SourceReport(id: source.id, label: source.label, typeName: source.typeName, status: .synced)
-        let last = try store.sourceState(source.id)
-        if onlyIfChanged, let last, !source.isDue(last: last, now: now) {
+        // Whether it is due needs the times and the fingerprint, not the per-card state (read only to sync).
+        if onlyIfChanged, let summary = try store.sourceState(source.id, withState: false), !source.isDue(last: summary, now: now) {
             report.status = .unchanged
             return report
         }
+        let last = try store.sourceState(source.id)
         do {
             report.summary = try store.syncSource(source.id, label: source.label, now: now,
                                                   includeByDefault: includeByDefault) { session in

@@ -96,9 +96,12 @@ extension BuzzDatabase {
     }
 
     /// What the store knows of a source since its last sync; nil before the first.
-    public func sourceState(_ id: String) throws -> SourceState? {
+    /// Without `withState`, the type's own state (a CardDAV source's: a line per
+    /// card) is left unread: what deciding whether to sync needs.
+    public func sourceState(_ id: String, withState: Bool = true) throws -> SourceState? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT label, fingerprint, state, synced_at FROM source_state WHERE id = ?",
+            let state = withState ? "state" : "NULL"
+            guard let row = try Row.fetchOne(db, sql: "SELECT label, fingerprint, \(state), synced_at FROM source_state WHERE id = ?",
                                              arguments: [id]) else { return nil }
             return SourceState(label: row[0], fingerprint: row[1], state: row[2], syncedAt: row[3])
         }
