@@ -1,4 +1,5 @@
 import CurlSupport
+import BuzzTestKit
 import Foundation
 import Synchronization
 import Testing
@@ -16,22 +17,8 @@ enum RadicaleGate {
     /// test installs it); `BUZZ_RADICALE_PYTHON` names another (PyPI's Radicale in a venv).
     static let python = ProcessInfo.processInfo.environment["BUZZ_RADICALE_PYTHON"] ?? "/usr/bin/python3"
 
-    static let available: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: python),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", "import radicale"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus == 0
-        } catch {
-            return false
-        }
-    }()
+    static let available = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+        && PythonModules.available("radicale", python: python)
 
     static var allows: Bool { required || available }
     static let comment: Comment = "needs Radicale (scripts/deps.sh test installs python3-radicale) and openssl"
@@ -66,16 +53,16 @@ final class RadicaleServer: Sendable {
     let caFile: String?
     let user = "alice"
     let password = "s3cret-pass phrase"
-    private let process: Mutex<(Process, FileHandle)?>
+    private let server: LaunchedServer
     /// Sets up books and cards for the tests (not the client under test).
     private let setup: CurlSession
 
-    private init(port: Int, tls: Bool, directory: URL, caFile: String?, process: Process, stdin: FileHandle) {
-        self.port = port
+    private init(_ server: LaunchedServer, tls: Bool, caFile: String?) {
+        self.server = server
+        port = server.port
+        directory = server.directory
         self.tls = tls
-        self.directory = directory
         self.caFile = caFile
-        self.process = Mutex((process, stdin))
         setup = CurlSession(label: "radicale-setup-\(port)")
     }
 
@@ -98,8 +85,7 @@ final class RadicaleServer: Sendable {
             caFile = ca
         }
         do {
-            let (process, stdin, port) = try await launchServer(arguments, in: directory)
-            return RadicaleServer(port: port, tls: tls, directory: directory, caFile: caFile, process: process, stdin: stdin)
+            return RadicaleServer(try await launchServer(arguments, in: directory), tls: tls, caFile: caFile)
         } catch {
             try? fileManager.removeItem(at: directory)
             throw error
@@ -132,18 +118,7 @@ final class RadicaleServer: Sendable {
     }
 
     /// Kills Radicale and removes its folder. Idempotent.
-    func stop() {
-        guard let (process, stdin) = process.withLock({ state -> (Process, FileHandle)? in
-            defer { state = nil }
-            return state
-        }) else { return }
-        try? stdin.close()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    func stop() { server.stop() }
 
     // MARK: - Setting up the server's side
 
@@ -197,7 +172,7 @@ final class RadicaleServer: Sendable {
 
 /// Runs `RadicaleGate.python arguments…` with stdout and stderr in files in
 /// `directory` and waits (up to 30 s) for its `READY <port>` line.
-func launchServer(_ arguments: [String], in directory: URL) async throws -> (Process, FileHandle, Int) {
+func launchServer(_ arguments: [String], in directory: URL) async throws -> LaunchedServer {
     let stdoutURL = directory.appendingPathComponent("stdout")
     let stderrURL = directory.appendingPathComponent("stderr")
     try Data().write(to: stdoutURL)
@@ -223,7 +198,7 @@ func launchServer(_ arguments: [String], in directory: URL) async throws -> (Pro
                 process.terminate()
                 throw RadicaleError(description: "\(arguments.first ?? "server") printed \(line)")
             }
-            return (process, stdin.fileHandleForWriting, port)
+            return LaunchedServer(process: process, stdin: stdin.fileHandleForWriting, port: port, directory: directory)
         }
         if !process.isRunning || clock.now > deadline {
             if process.isRunning { process.terminate() }
@@ -234,28 +209,18 @@ func launchServer(_ arguments: [String], in directory: URL) async throws -> (Pro
     }
 }
 
-/// `Servers/scripted_server.py`: answers each path as the test scripted it
-/// (for what a real Radicale cannot be made to do: foreign redirects, bad XML, 5xx).
-final class ScriptedServer: Sendable {
+/// A server `launchServer` started: `stop()` ends it (closing its stdin, which
+/// `--exit-on-eof` servers also take as the end) and removes its folder. Idempotent.
+final class LaunchedServer: Sendable {
     let port: Int
     let directory: URL
     private let process: Mutex<(Process, FileHandle)?>
 
-    /// `script`: path → ["status": Int, "headers": [String: String], "body": String]; "{port}" is replaced.
-    init(_ script: [String: [String: any Sendable]]) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-scripted-" + UUID().uuidString.lowercased())
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let scriptFile = directory.appendingPathComponent("script.json")
-        try JSONSerialization.data(withJSONObject: script).write(to: scriptFile)
-        let server = Bundle.module.resourceURL!.appendingPathComponent("Servers/scripted_server.py").path
-        let (process, stdin, port) = try await launchServer([server, scriptFile.path, "--exit-on-eof"], in: directory)
+    init(process: Process, stdin: FileHandle, port: Int, directory: URL) {
         self.port = port
+        self.directory = directory
         self.process = Mutex((process, stdin))
     }
-
-    deinit { stop() }
-
-    var url: String { "http://127.0.0.1:\(port)" }
 
     func stop() {
         guard let (process, stdin) = process.withLock({ state -> (Process, FileHandle)? in
@@ -269,6 +234,31 @@ final class ScriptedServer: Sendable {
         }
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// `Servers/scripted_server.py`: answers each path as the test scripted it
+/// (for what a real Radicale cannot be made to do: foreign redirects, bad XML, 5xx).
+final class ScriptedServer: Sendable {
+    let port: Int
+    let directory: URL
+    private let server: LaunchedServer
+
+    /// `script`: path → ["status": Int, "headers": [String: String], "body": String]; "{port}" is replaced.
+    init(_ script: [String: [String: any Sendable]]) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-scripted-" + UUID().uuidString.lowercased())
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let scriptFile = directory.appendingPathComponent("script.json")
+        try JSONSerialization.data(withJSONObject: script).write(to: scriptFile)
+        let server = Bundle.module.resourceURL!.appendingPathComponent("Servers/scripted_server.py").path
+        self.server = try await launchServer([server, scriptFile.path, "--exit-on-eof"], in: directory)
+        port = self.server.port
+    }
+
+    deinit { stop() }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func stop() { server.stop() }
 }
 
 /// A small vCard 3.0.

@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 
 /// Whether the real test servers (DESIGN §8) can run here.
@@ -25,29 +26,13 @@ enum ServerGate {
     static func toolsPresent(_ server: Server) -> Bool {
         switch server {
         case .dbus:
-            return FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && pythonImports("dbusmock")
+            return FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && PythonModules.available("dbusmock", python: python)
         case .smtp:
-            return pythonImports("aiosmtpd") && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+            return PythonModules.available("aiosmtpd", python: python) && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
         case .http:
             return FileManager.default.isExecutableFile(atPath: python)
         case .exec:
             return FileManager.default.isExecutableFile(atPath: "/bin/sh")
-        }
-    }
-
-    private static func pythonImports(_ module: String) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: python) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", "import \(module)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus == 0
-        } catch {
-            return false
         }
     }
 
