@@ -84,6 +84,60 @@ struct NotificationListenerTests {
         #expect(try noActions.log().contains(#"" [] {"#))
     }
 
+    /// dunst and GNOME Shell send `ActionInvoked` only to the connection that
+    /// called `Notify` (python-dbusmock broadcasts it): the notification with
+    /// actions goes out over the listener's connection, so the click reaches it.
+    /// The sender of `Notify` is read off the bus with dbus-monitor, and the click
+    /// is sent to it alone.
+    @Test(.enabled(if: gate && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-monitor"),
+                   "needs dbus-daemon, dbus-monitor and python3-dbusmock"))
+    func aClickSentOnlyToTheConnectionThatAskedIsHeard() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let watched = bus.directory.appendingPathComponent("monitor.txt")
+        _ = FileManager.default.createFile(atPath: watched.path, contents: nil)
+        let monitor = Process()
+        monitor.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-monitor")
+        monitor.arguments = ["--address", bus.address, "type='method_call',interface='org.freedesktop.Notifications',member='Notify'"]
+        monitor.standardOutput = try FileHandle(forWritingTo: watched)
+        monitor.standardError = FileHandle.nullDevice
+        try monitor.run()
+        defer { monitor.terminate() }
+        func seen() -> String { (try? String(contentsOf: watched, encoding: .utf8)) ?? "" }
+        func wait(_ what: String, _ done: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !done() {
+                guard ContinuousClock.now < deadline else { throw PrivateBus.StartError(description: "waited for \(what): \(seen())") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await wait("dbus-monitor") { seen().contains("NameLost") || seen().contains("NameAcquired") }
+
+        let recorder = Recorder(environment: bus.environment)
+        defer { recorder.listener.stop() }
+        let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5,
+                                  environment: bus.environment, actions: recorder)
+        let id = try await channel.deliverReturningID(Self.message(daysUntil: 0))
+        await channel.shutdown()
+        try await wait("the Notify call") { seen().contains("member=Notify") }
+        let line = try #require(seen().split(separator: "\n").first { $0.contains("member=Notify") })
+        let sender = try #require(line.split(separator: " ").first { $0.hasPrefix("sender=") }?.dropFirst("sender=".count))
+
+        let unicast = try await runPython("""
+            import sys, dbus, dbus.lowlevel
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            message = dbus.lowlevel.SignalMessage('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'ActionInvoked')
+            message.set_destination(sys.argv[2])
+            message.append(dbus.UInt32(int(sys.argv[3])), 'birthdaybuzz-snooze', signature='us')
+            bus.send_message(message)
+            bus.flush()
+            """, [bus.address, String(sender), String(id)])
+        #expect(unicast.status == 0, "\(unicast)")
+        try await recorder.waitFor("the click sent to \(sender) alone") {
+            $0.contains(.actionInvoked(id: id, key: "birthdaybuzz-snooze"))
+        }
+    }
+
     @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
     func hearsClicksAndClosesInOrderAndStopsCleanly() async throws {
         let bus = try await PrivateBus.start(capabilities: "actions body")
