@@ -11,7 +11,8 @@ if [ "$mode" = test ]; then
   # python3-radicale: the CardDAV server BuzzCardDAVTests start (Radicale 3.1 on Debian 12).
   # python3-icalendar, python3-recurring-ical-events: read back `buzz export ics` (ExportCLITests);
   # desktop-file-utils, man-db: check what scripts/install.sh installs (InstallScriptTests).
-  packages+=(dbus-daemon python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db)
+  # dbus-bin: dbus-send and dbus-monitor (NotificationListenerTests reads who called Notify).
+  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db)
 fi
 missing=()
 for p in "${packages[@]}"; do
