@@ -15,9 +15,10 @@ import Synchronization
 /// ```
 ///
 /// Every error is a `CardDAVError`: one line, the password scrubbed, the
-/// source named. Credentials travel only over TLS or to a loopback host, and
-/// only to the configured URL's host or a host the server named (in a PROPFIND
-/// answer or a discovery redirect) under the same domain.
+/// source named. Credentials travel only over TLS or to a loopback address,
+/// and only to the configured URL's origin or to an https host the server
+/// named in a PROPFIND answer under the same domain; a redirect carries them
+/// only to the same scheme, host and port (as curl does).
 public final class CardDAVClient: Sendable {
     public let configuration: CardDAVConfiguration
     private let authorization: String?
@@ -26,16 +27,14 @@ public final class CardDAVClient: Sendable {
     private let security: TransferSecurity
     /// The configured URL, parsed.
     private let base: Location
-    /// Hosts the credentials may go to (lower-cased).
-    private let trustedHosts: Mutex<Set<String>>
+    /// Origins (scheme, host, port) the credentials may go to.
+    private let trustedOrigins: Mutex<Set<String>>
     private let requestCount = Atomic<Int>(0)
 
     /// Cards per addressbook-multiget request.
     public static let multigetBatch = 200
     /// Redirects followed during discovery; syncing follows none.
     public static let maxRedirects = 5
-    /// The most of one reply kept in memory (a multiget of 200 cards with photos).
-    static let replyLimit = 1 << 30
 
     /// Checks the configuration; throws `CardDAVError` (kind `.configuration`)
     /// for a URL that is not http(s), carries credentials, or would send the
@@ -63,7 +62,7 @@ public final class CardDAVClient: Sendable {
         }
         security = TransferSecurity(insecure: configuration.insecure, caFile: configuration.caFile)
         session = CurlSession(label: "carddav." + name)
-        trustedHosts = Mutex([base.host])
+        trustedOrigins = Mutex([base.originKey])
     }
 
     /// HTTP requests made so far (tests and the benchmark count them).
@@ -201,11 +200,13 @@ public final class CardDAVClient: Sendable {
 
     /// sync-collection from `token` ("" for the initial one), page by page (a
     /// server may answer in parts: 507 on the collection itself, then again from
-    /// the new token): the member responses (not collections) by normalized
-    /// href, and the last token. nil when the server refuses the token.
+    /// the new token): the members (not collections) by their resolved path,
+    /// the last token, and what was skipped. nil when the server refuses the token.
     private func syncCollection(_ location: Location, from token: String, withData: Bool) async throws
-        -> (members: [(href: String, item: DAVResponse)], token: String)? {
+        -> (members: [(href: String, item: DAVResponse)], token: String, skipped: [String])? {
         var members: [(href: String, item: DAVResponse)] = []
+        var skipped: [String] = []
+        var seen = Set<String>()
         var token = token
         for _ in 0..<100 {
             let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:sync-collection xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:sync-token>"
@@ -213,25 +214,28 @@ public final class CardDAVClient: Sendable {
                 + (withData ? "<C:address-data/>" : "") + "</D:prop></D:sync-collection>"
             // RFC 6578: Depth 0 (the default, said outright for servers that assume another).
             let response = try await send("REPORT", location, headers: [("Content-Type", "application/xml; charset=utf-8"), ("Depth", "0")],
-                                          body: Array(body.utf8), expecting: [207], refusedToken: true)
+                                          body: Array(body.utf8), expecting: [207], refusedToken: !token.isEmpty)
             guard let response else { return nil }
             let answer = try multistatus(response, from: location, method: "REPORT")
-            var truncated = false
-            for item in answer.responses {
-                let href = normalizedHref(item.href)
-                if href == location.path || href == location.path + "/" {
-                    truncated = truncated || item.status == 507
-                } else if item.status == 404 || item.property("resourcetype")?.child("collection") == nil {
-                    members.append((href, item))
+            let listing = MemberListing(answer.responses, requested: location, book: location,
+                                        label: "\(configuration.name): \(location.display)")
+            skipped += listing.skipped
+            // A later page names a card again when it changed again: the later answer wins.
+            for member in listing.members {
+                if seen.insert(member.href).inserted {
+                    members.append(member)
+                } else if let index = members.firstIndex(where: { $0.href == member.href }) {
+                    members[index] = member
                 }
             }
+            let truncated = listing.collection.contains { $0.status == 507 }
             guard let next = answer.syncToken else {
                 throw CardDAVError(.permanent, "\(configuration.name): \(location.display) answered sync-collection without a sync-token")
             }
             token = next
             if !truncated { break }
         }
-        return (members, token)
+        return (members, token, skipped)
     }
 
     /// The first sync of a book with sync-collection: one initial REPORT (an
@@ -241,15 +245,17 @@ public final class CardDAVClient: Sendable {
     /// multigets costs twice that. Cards the answer names without their data
     /// (a server that does not serve address-data there) are fetched by
     /// multiget. nil when the server refuses the request (any 4xx other than
-    /// a refused login): the caller lists the book instead.
+    /// a refused login) or answers more than a reply may hold: the caller
+    /// lists the book instead.
     private func initialSync(_ location: Location, progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
-        let answer: (members: [(href: String, item: DAVResponse)], token: String)?
+        let answer: (members: [(href: String, item: DAVResponse)], token: String, skipped: [String])?
         do {
             answer = try await syncCollection(location, from: "", withData: true)
-        } catch let error as CardDAVError where error.kind == .permanent || error.kind == .notFound {
+        } catch let error as CardDAVError where error.kind == .permanent || error.kind == .notFound || error.kind == .tooLarge {
+            // Refused, or more than one reply may hold (cards with photos): list the book and multiget in batches.
             return nil
         }
-        guard let (members, token) = answer else { return nil }
+        guard let (members, token, skipped) = answer else { return nil }
         var cards: [RemoteCard] = []
         var withoutData: [String] = []
         var listing = Set<String>()
@@ -266,14 +272,17 @@ public final class CardDAVClient: Sendable {
         for href in fetched.missing { listing.remove(href) }
         var state = SyncState(syncToken: token)
         for card in cards { state.etags[card.href] = card.etag ?? "" }
+        // A card over the bound: listed (its contact kept), asked for again at the next full listing.
+        for href in fetched.oversized { state.etags[href] = "" }
         progress?(cards.count, cards.count)
-        return ChangeSet(method: .full(resynced: false), changed: cards, removed: [], listing: listing, state: state, requests: 0)
+        return ChangeSet(method: .full(resynced: false), changed: cards, removed: [], listing: listing, state: state, requests: 0,
+                         skipped: skipped + fetched.skipped)
     }
 
     /// sync-collection from `token`; nil when the server refuses the token.
     private func syncCollection(_ location: Location, token start: String, previous: PreviousSync,
                                 progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet? {
-        guard let (members, token) = try await syncCollection(location, from: start, withData: false) else { return nil }
+        guard let (members, token, skipped) = try await syncCollection(location, from: start, withData: false) else { return nil }
         var reported: [(href: String, etag: String?)] = []
         var removed: [String] = []
         for (href, item) in members {
@@ -281,18 +290,18 @@ public final class CardDAVClient: Sendable {
         }
         if reported.isEmpty, removed.isEmpty, token == start {
             return ChangeSet(method: .unchanged, changed: [], removed: [], listing: nil,
-                             state: SyncState(syncToken: token, ctag: previous.ctag), requests: 0)
+                             state: SyncState(syncToken: token, ctag: previous.ctag), requests: 0, skipped: skipped)
         }
         var state = previous.state
         // Changed, unless its ETag is the one we hold (our own write-back); none said: fetch it.
         let changedSet = Set(reported.filter { $0.etag == nil || state.etags[$0.href] != $0.etag }.map(\.href))
         removed = removed.filter { !changedSet.contains($0) }
-        let (cards, vanished) = try await multiget(location, hrefs: Array(changedSet).sorted(), progress: progress)
-        for href in removed + vanished { state.etags[href] = nil }
-        for card in cards { state.etags[card.href] = card.etag ?? "" }
+        let fetched = try await multiget(location, hrefs: Array(changedSet).sorted(), progress: progress)
+        for href in removed + fetched.missing { state.etags[href] = nil }
+        for card in fetched.cards { state.etags[card.href] = card.etag ?? "" }
         state.syncToken = token
-        return ChangeSet(method: .incremental, changed: cards, removed: Array(Set(removed + vanished)).sorted(), listing: nil,
-                         state: state, requests: 0)
+        return ChangeSet(method: .incremental, changed: fetched.cards, removed: Array(Set(removed + fetched.missing)).sorted(),
+                         listing: nil, state: state, requests: 0, skipped: skipped + fetched.skipped)
     }
 
     /// Lists every card's ETag (PROPFIND depth 1, which also yields the new
@@ -301,31 +310,28 @@ public final class CardDAVClient: Sendable {
     /// (not both: each costs Radicale a hash of the whole book).
     private func fullSync(_ location: Location, state: SyncState, resynced: Bool, tokens: Bool,
                           progress: (@Sendable (Int, Int) -> Void)?) async throws -> ChangeSet {
-        let (answer, _) = try await propfind(location, depth: 1,
-                                             properties: ["<D:resourcetype/>", "<D:getetag/>", tokens ? "<D:sync-token/>" : "<CS:getctag/>"],
-                                             followRedirects: false)
+        let (answer, at) = try await propfind(location, depth: 1,
+                                              properties: ["<D:resourcetype/>", "<D:getetag/>", tokens ? "<D:sync-token/>" : "<CS:getctag/>"],
+                                              followRedirects: false)
+        let members = MemberListing(answer.responses, requested: at, book: location, label: "\(configuration.name): \(location.display)")
         var listing: [String: String] = [:]
         var next = SyncState()
-        for item in answer.responses {
-            let href = normalizedHref(item.href)
-            if href == location.path || href == location.path + "/" || item.property("resourcetype")?.child("collection") != nil {
-                if href == location.path || href == location.path + "/" {
-                    next.syncToken = item.text("sync-token")
-                    next.ctag = item.text("getctag", DAVNamespace.calendarServer)
-                }
-                continue
-            }
-            guard item.status == nil || item.status == 200 else { continue }
+        for item in members.collection {
+            next.syncToken = next.syncToken ?? item.text("sync-token")
+            next.ctag = next.ctag ?? item.text("getctag", DAVNamespace.calendarServer)
+        }
+        for (href, item) in members.members where item.status == nil || item.status == 200 {
             listing[href] = item.text("getetag") ?? ""
         }
         let wanted = listing.filter { href, etag in etag.isEmpty || state.etags[href] != etag }.keys.sorted()
-        let (cards, vanished) = try await multiget(location, hrefs: wanted, progress: progress)
-        for href in vanished { listing[href] = nil }
+        let fetched = try await multiget(location, hrefs: wanted, progress: progress)
+        for href in fetched.missing { listing[href] = nil }
         next.etags = listing
-        for card in cards { next.etags[card.href] = card.etag ?? listing[card.href] ?? "" }
+        for card in fetched.cards { next.etags[card.href] = card.etag ?? listing[card.href] ?? "" }
+        for href in fetched.oversized { next.etags[href] = "" }
         let removed = state.etags.keys.filter { listing[$0] == nil }.sorted()
-        return ChangeSet(method: .full(resynced: resynced), changed: cards, removed: removed, listing: Set(listing.keys),
-                         state: next, requests: 0)
+        return ChangeSet(method: .full(resynced: resynced), changed: fetched.cards, removed: removed, listing: Set(listing.keys),
+                         state: next, requests: 0, skipped: members.skipped + fetched.skipped)
     }
 
     private func currentCTag(_ location: Location) async throws -> String? {
@@ -336,17 +342,31 @@ public final class CardDAVClient: Sendable {
     /// Fetches cards by href, `multigetBatch` at a time. Returns the cards and
     /// the hrefs the server no longer has.
     public func fetch(book: AddressBook, hrefs: [String]) async throws -> (cards: [RemoteCard], missing: [String]) {
-        try await multiget(try resolve(book.url, against: base), hrefs: hrefs)
+        let fetched = try await multiget(try resolve(book.url, against: base), hrefs: hrefs)
+        return (fetched.cards, fetched.missing)
     }
 
-    private func multiget(_ location: Location, hrefs: [String], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws
-        -> (cards: [RemoteCard], missing: [String]) {
+    /// What a multiget brought: the cards, the hrefs the server no longer has,
+    /// the hrefs of cards too large for one reply, and what was skipped.
+    struct Fetched {
         var cards: [RemoteCard] = []
-        cards.reserveCapacity(hrefs.count)
         var missing: [String] = []
-        let batches = stride(from: 0, to: hrefs.count, by: CardDAVClient.multigetBatch).map {
+        var oversized: [String] = []
+        var skipped: [String] = []
+    }
+
+    /// Fetches `hrefs` by addressbook-multiget, `multigetBatch` at a time. A
+    /// batch whose answer is over the reply bound is asked for again in two
+    /// halves, down to one card; a single card over the bound is skipped and
+    /// reported (its contact stays as it was).
+    private func multiget(_ location: Location, hrefs: [String], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws
+        -> Fetched {
+        var fetched = Fetched()
+        fetched.cards.reserveCapacity(hrefs.count)
+        var queue = stride(from: 0, to: hrefs.count, by: CardDAVClient.multigetBatch).map {
             Array(hrefs[$0..<min($0 + CardDAVClient.multigetBatch, hrefs.count)])
         }
+        var taken = Set<String>()
         @Sendable func request(_ batch: [String]) async throws -> HTTPResponse? {
             var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><C:addressbook-multiget xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:prop><D:getetag/><C:address-data/></D:prop>"
             for href in batch { body += "<D:href>" + xmlEscaped(href) + "</D:href>" }
@@ -357,33 +377,51 @@ public final class CardDAVClient: Sendable {
         }
         // The next batch is asked for while this one is parsed: the server
         // prepares its answer while we read ours (one request in flight).
-        var next: Task<HTTPResponse?, any Error>? = batches.first.map { batch in Task { try await request(batch) } }
+        var position = 0
+        var next: Task<HTTPResponse?, any Error>? = queue.first.map { batch in Task { try await request(batch) } }
         defer { next?.cancel() }
-        for (index, batch) in batches.enumerated() {
-            guard let pending = next else { break }
-            let reply = try await pending.value
-            next = index + 1 < batches.count ? Task { [batch = batches[index + 1]] in try await request(batch) } : nil
+        while position < queue.count, let pending = next {
+            let batch = queue[position]
+            position += 1
+            let reply: HTTPResponse?
+            do {
+                reply = try await pending.value
+            } catch let error as CardDAVError where error.kind == .tooLarge {
+                if batch.count > 1 {
+                    let half = batch.count / 2
+                    queue.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: position)
+                } else {
+                    fetched.oversized.append(batch[0])
+                    fetched.skipped.append("\(configuration.name): the card \(MemberListing.shown(batch[0])) is larger than \(CardDAVClient.sizeText(configuration.replyLimit)); skipped (its contact is kept as it was)")
+                }
+                next = position < queue.count ? Task { [batch = queue[position]] in try await request(batch) } : nil
+                continue
+            }
+            next = position < queue.count ? Task { [batch = queue[position]] in try await request(batch) } : nil
             guard let response = reply else { continue }
             let answer = try multistatus(response, from: location, method: "REPORT")
-            var seen = Set<String>()
-            for item in answer.responses {
-                let href = normalizedHref(item.href)
-                seen.insert(href)
+            let listing = MemberListing(answer.responses, requested: location, book: location,
+                                        label: "\(configuration.name): \(location.display)")
+            fetched.skipped += listing.skipped
+            var answered = Set<String>()
+            for (href, item) in listing.members {
+                answered.insert(href.removingPercentEncoding ?? href)
+                // A card another batch's answer already brought is not taken twice.
+                guard taken.insert(href).inserted else { continue }
                 if let data = item.property("address-data", DAVNamespace.cardDAV), item.status == nil || item.status == 200 {
-                    cards.append(RemoteCard(href: href, etag: item.text("getetag"), text: data.text))
+                    fetched.cards.append(RemoteCard(href: href, etag: item.text("getetag"), text: data.text))
                 } else {
-                    missing.append(href)
+                    fetched.missing.append(href)
                 }
             }
             let asked = Set(batch.map { $0.removingPercentEncoding ?? $0 })
-            let answered = Set(seen.map { $0.removingPercentEncoding ?? $0 })
             if !asked.isSubset(of: answered) {
                 let absent = asked.subtracting(answered)
                 throw CardDAVError(.permanent, "\(configuration.name): \(location.display) left \(absent.count) of \(batch.count) cards out of its addressbook-multiget answer (first: \(absent.sorted()[0]))")
             }
-            progress?(cards.count + missing.count, hrefs.count)
+            progress?(fetched.cards.count + fetched.missing.count + fetched.oversized.count, hrefs.count)
         }
-        return (cards, missing)
+        return fetched
     }
 
     // MARK: - Single cards and write-back
@@ -479,7 +517,9 @@ public final class CardDAVClient: Sendable {
     }
 
     /// Where a redirect leads, if it may be followed: never from https to
-    /// http, never to another domain. The new host may get the credentials.
+    /// http, never to another domain. The credentials go along only to the
+    /// same scheme, host and port (curl's rule): DAViCal's absolute 301 to
+    /// another port of the same host gets none.
     private func redirectTarget(_ response: HTTPResponse, from current: Location) throws -> Location {
         guard let header = response.header("Location"), let target = current.resolving(header) else {
             throw CardDAVError(.permanent, "\(configuration.name): \(current.display) answered \(response.status) without a usable Location")
@@ -490,18 +530,19 @@ public final class CardDAVClient: Sendable {
         guard target.host == current.host || sameDomain(target.host, base.host) else {
             throw CardDAVError(.permanent, "\(configuration.name): \(current.display) redirects to another domain (\(target.origin)); not followed")
         }
-        trustedHosts.withLock { _ = $0.insert(target.host) }
         return target
     }
 
     /// Sends a request that must answer one of `expecting` (no redirects).
-    /// With `refusedToken`, a 403/409 carrying `valid-sync-token` returns nil.
+    /// With `refusedToken` (a sync-collection from a stored token), a refusal
+    /// in any form returns nil: RFC 6578's 403/409 `valid-sync-token`, and
+    /// also the plain 400, 403, 409 or 412 some servers send instead, so a
+    /// token the server no longer takes gets one full re-sync, not a failure
+    /// at every later sync.
     private func send(_ method: String, _ location: Location, headers: [(String, String)], body: [UInt8],
                       expecting: Set<Int>, refusedToken: Bool = false) async throws -> HTTPResponse? {
         let response = try await perform(method, location, headers: headers, body: body)
-        if refusedToken, response.status == 403 || response.status == 409,
-           let error = try? DAVXML.parse(response.body), error.is("error"),
-           error.child("valid-sync-token") != nil {
+        if refusedToken, [400, 403, 409, 412].contains(response.status) {
             return nil
         }
         try check(response, method, location, expecting: expecting)
@@ -511,17 +552,16 @@ public final class CardDAVClient: Sendable {
     private func perform(_ method: String, _ location: Location, headers: [(String, String)], body: [UInt8]) async throws
         -> HTTPResponse {
         var fields = headers.map { (name: $0.0, value: $0.1) }
-        if let authorization, location.scheme == "https" || location.isLoopback,
-           trustedHosts.withLock({ $0.contains(location.host) }) {
+        if let authorization, mayCarryCredentials(location) {
             fields.append((name: "Authorization", value: authorization))
         }
         let request = HTTPRequest(url: location.string, method: method, headers: fields, body: body,
-                                  timeout: configuration.timeout, security: security, responseLimit: CardDAVClient.replyLimit)
+                                  timeout: configuration.timeout, security: security, responseLimit: configuration.replyLimit)
         requestCount.add(1, ordering: .relaxed)
         do {
             let response = try await session.http(request)
             if response.isTruncated {
-                throw CardDAVError(.permanent, "\(configuration.name): \(method) \(location.display) answered more than \(CardDAVClient.replyLimit >> 20) MiB")
+                throw CardDAVError(.tooLarge, "\(configuration.name): \(method) \(location.display) answered more than \(CardDAVClient.sizeText(configuration.replyLimit)); the reply was cut there")
             }
             return response
         } catch let error as CurlError {
@@ -536,6 +576,16 @@ public final class CardDAVClient: Sendable {
         }
     }
 
+    /// Whether the Authorization header may go to `location`: TLS or a loopback
+    /// address, and an origin the credentials are trusted with.
+    private func mayCarryCredentials(_ location: Location) -> Bool {
+        (location.scheme == "https" || location.isLoopback) && trustedOrigins.withLock { $0.contains(location.originKey) }
+    }
+
+    static func sizeText(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
+    }
+
     /// The funnel every status goes through.
     private func check(_ response: HTTPResponse, _ method: String, _ location: Location, expecting: Set<Int>) throws {
         let status = response.status
@@ -543,6 +593,9 @@ public final class CardDAVClient: Sendable {
         let name = configuration.name
         switch status {
         case 401:
+            if authorization != nil, !mayCarryCredentials(location) {
+                throw CardDAVError(.loginRefused, "\(name): \(location.origin) asks for a login, but the password goes only to \(base.origin) (a redirect or a server's answer led to \(location.display)); give that URL as url if you trust it")
+            }
             let who = configuration.username.map { "the login for \($0)" } ?? "access without a username"
             throw CardDAVError(.loginRefused, "\(name): \(location.origin) refused \(who) (401): check username and password")
         case 412:
@@ -566,26 +619,27 @@ public final class CardDAVClient: Sendable {
         }
     }
 
-    /// An href or URL from the server, as a location we may talk to. An
-    /// absolute URL to another host is accepted under the same domain (the
-    /// host is then trusted with the credentials), refused otherwise.
+    /// An href or URL from the server (or stored from an earlier answer),
+    /// resolved against where it came from as RFC 3986 says, as a location we
+    /// may talk to. Another host is accepted under the same domain, refused
+    /// otherwise; such a named host is trusted with the credentials only over https.
     private func resolve(_ href: String, against location: Location) throws -> Location {
         guard let target = location.resolving(href) else {
-            throw CardDAVError(.permanent, "\(configuration.name): \(location.display) named an href we cannot read: \(href)")
+            throw CardDAVError(.permanent, "\(configuration.name): \(location.display) named an href we cannot read: \(MemberListing.shown(href))")
         }
         if target.host != location.host {
             guard sameDomain(target.host, base.host), !(location.scheme == "https" && target.scheme == "http") else {
                 throw CardDAVError(.permanent, "\(configuration.name): \(location.display) points to \(target.origin), outside \(base.host)'s domain; not followed")
             }
-            trustedHosts.withLock { _ = $0.insert(target.host) }
+            if target.scheme == "https" { trustedOrigins.withLock { _ = $0.insert(target.originKey) } }
         }
         return target
     }
 
-    /// The path of an href (absolute URLs lose scheme and host), for comparing.
+    /// The canonical path of an href from the server, resolved against the
+    /// configured URL (what the stored state and `RemoteCard.href` hold).
     private func normalizedHref(_ href: String) -> String {
-        guard href.contains("://"), let location = Location(href) else { return href }
-        return location.path
+        base.resolving(href)?.path ?? href
     }
 }
 
@@ -606,80 +660,4 @@ func sameDomain(_ a: String, _ b: String) -> Bool {
     }
     guard let left = domain(a), let right = domain(b) else { return false }
     return left == right
-}
-
-/// An http(s) URL taken apart: scheme, lower-cased host, port, path (as
-/// sent, percent-encoded) and query.
-struct Location: Sendable, Equatable {
-    var scheme: String
-    var host: String
-    var port: Int?
-    var path: String
-    var query: String?
-    var hasUserInfo = false
-
-    init?(_ text: String) {
-        guard let components = URLComponents(string: Location.encodedForURL(text)),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty else { return nil }
-        self.scheme = scheme
-        self.host = host.lowercased()
-        port = components.port
-        path = components.percentEncodedPath
-        query = components.percentEncodedQuery
-        hasUserInfo = components.user != nil || components.password != nil
-    }
-
-    private init(scheme: String, host: String, port: Int?, path: String, query: String?) {
-        self.scheme = scheme
-        self.host = host
-        self.port = port
-        self.path = path
-        self.query = query
-    }
-
-    var origin: String {
-        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return scheme + "://" + hostPart + (port.map { ":\($0)" } ?? "")
-    }
-
-    var string: String { origin + (path.isEmpty ? "/" : path) + (query.map { "?" + $0 } ?? "") }
-
-    /// Origin and path, for messages (no query: it may hold a secret).
-    var display: String { origin + (path.isEmpty ? "/" : path) }
-
-    var isLoopback: Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-    }
-
-    func with(path: String) -> Location {
-        Location(scheme: scheme, host: host, port: port, path: path, query: nil)
-    }
-
-    /// An href (absolute URL, absolute path or relative path) resolved against this location.
-    func resolving(_ href: String) -> Location? {
-        let trimmed = href.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.contains("://") { return Location(trimmed) }
-        let encoded = Location.encodedForURL(trimmed)
-        var pathPart = encoded
-        var queryPart: String?
-        if let mark = encoded.firstIndex(of: "?") {
-            pathPart = String(encoded[..<mark])
-            queryPart = String(encoded[encoded.index(after: mark)...])
-        }
-        if pathPart.hasPrefix("//") { return Location(scheme + ":" + encoded) }
-        if pathPart.hasPrefix("/") {
-            return Location(scheme: scheme, host: host, port: port, path: pathPart, query: queryPart)
-        }
-        let directory = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
-        let joined = (directory.isEmpty ? "/" : directory) + pathPart
-        return Location(scheme: scheme, host: host, port: port, path: joined, query: queryPart)
-    }
-
-    /// Percent-encodes what may not stand in a URL (spaces, non-ASCII), keeping
-    /// existing escapes: servers write hrefs both ways.
-    static func encodedForURL(_ text: String) -> String {
-        let allowed = CharacterSet.urlPathAllowed.union(.urlQueryAllowed).union(CharacterSet(charactersIn: "%#:/?@"))
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }

@@ -17,6 +17,10 @@ public struct CardDAVConfiguration: Sendable {
     public var caFile: String?
     /// Seconds one request may take (a multiget of 200 cards with photos included).
     public var timeout: Double
+    /// The most of one reply read (64 MiB): the transfer is cut there, not
+    /// at the timeout, so an endless or huge answer costs neither memory nor
+    /// time. A multiget over it is asked again with half the cards.
+    public var replyLimit = 64 << 20
 
     public init(name: String, url: String, username: String? = nil, books: [String] = [], insecure: Bool = false,
                 caFile: String? = nil, timeout: Double = 60) {
@@ -123,6 +127,10 @@ public struct ChangeSet: Sendable {
     public var state: SyncState
     /// HTTP requests this sync made.
     public var requests: Int
+    /// What the answer named but could not be taken (a member outside the
+    /// book, an href listed twice, a card over the reply bound), one line
+    /// each. Skipping these does not make the read incomplete.
+    public var skipped: [String] = []
 }
 
 /// A CardDAV failure, on one line, secrets removed, prefixed with the source's name.
@@ -140,6 +148,8 @@ public struct CardDAVError: Error, Sendable, CustomStringConvertible {
         case preconditionFailed
         /// 404 on a GET or PUT: the card is gone.
         case notFound
+        /// The reply was longer than the bound (`CardDAVConfiguration.replyLimit`): the transfer was cut there.
+        case tooLarge
     }
 
     public var kind: Kind

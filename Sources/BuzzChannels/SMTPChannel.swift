@@ -213,9 +213,10 @@ extension SMTPChannel: ChannelType {
     public enum Security: String, Sendable, CaseIterable { case starttls, tls, none }
 
     public struct Options: Sendable {
-        /// Where `security = "none"` is allowed: mail and password cross no network.
+        /// Where `security = "none"` is allowed: mail and password cross no network
+        /// (an address, not a name that starts with `127.`).
         public static func isLoopback(_ host: String) -> Bool {
-            host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+            isLoopbackHost(host)
         }
 
         public var host: String

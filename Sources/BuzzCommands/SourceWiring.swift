@@ -7,20 +7,22 @@ import Foundation
 
 extension Context {
     /// What a source type may need from this process (paths resolve against the config's folder).
-    func sourceContext(today: LocalDate? = nil) -> SourceContext {
+    func sourceContext(today: LocalDate? = nil, fromScratch: Bool = false) -> SourceContext {
         let environment = environment
         let configDirectory = BuzzDatabase.parentFolder(of: configPath)
         let scrubber = SecretScrubber()
-        return SourceContext(environment: environment, configDirectory: configDirectory, scrubber: scrubber,
-                             today: today ?? self.today, readSecret: { secret, name in
-                                 let channelContext = ChannelContext(environment: environment, configDirectory: configDirectory,
-                                                                     scrubber: scrubber)
-                                 return try SMTPChannel.readSecret(secret, channel: name, context: channelContext)
-                             })
+        var context = SourceContext(environment: environment, configDirectory: configDirectory, scrubber: scrubber,
+                                    today: today ?? self.today, readSecret: { secret, name in
+                                        let channelContext = ChannelContext(environment: environment, configDirectory: configDirectory,
+                                                                            scrubber: scrubber)
+                                        return try SMTPChannel.readSecret(secret, channel: name, context: channelContext)
+                                    })
+        context.fromScratch = fromScratch
+        return context
     }
 
     /// The configured sources, or the ones named (in config order); an unknown name is a request error (2).
-    func configuredSources(named names: [String] = [], today: LocalDate? = nil) throws -> [any ContactSourceType] {
+    func configuredSources(named names: [String] = [], today: LocalDate? = nil, fromScratch: Bool = false) throws -> [any ContactSourceType] {
         let known = config.sources.map(\.name)
         for name in names where !known.contains(name) {
             let list = known.isEmpty ? "none is configured; add a [sources.NAME] table (see config.example.toml)"
@@ -29,7 +31,7 @@ extension Context {
         }
         let chosen = names.isEmpty ? config.sources : config.sources.filter { names.contains($0.name) }
         let registry = Context.sourceTypes
-        let sourceContext = sourceContext(today: today)
+        let sourceContext = sourceContext(today: today, fromScratch: fromScratch)
         return try chosen.map { config in
             try sourceCall { try registry.make(config, context: sourceContext) }
         }

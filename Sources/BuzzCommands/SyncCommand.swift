@@ -11,7 +11,8 @@ struct SyncCommand: ParsableCommand {
         discussion: """
             Reads every source (or the ones named) as a whole: contacts gone from a source read completely are \
             removed, their decisions remembered in case they come back; a source that could not be read \
-            completely removes nothing. Exit 0: every source synced; 1: one could not be read (the others \
+            completely removes nothing. With --full, a CardDAV source forgets its sync tokens and ETags and \
+            lists and fetches every card again (for a server that lost track of its tokens). Exit 0: every source synced; 1: one could not be read (the others \
             still synced); 2: a config error or an unknown name.
             """)
 
@@ -23,9 +24,12 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "JSON output: one object per source.")
     var json = false
 
+    @Flag(help: "Read from scratch: list and fetch every card again instead of asking for what changed.")
+    var full = false
+
     func run() throws {
         let context = try Context(root.global)
-        let sources = try context.configuredSources(named: names)
+        let sources = try context.configuredSources(named: names, fromScratch: full)
         guard !sources.isEmpty else {
             if json { print(try CLIJSONEncoder.encode(SyncJSON(sources: []))) }
             printWarning("no contact sources configured; add a [sources.NAME] table (see config.example.toml), "

@@ -82,15 +82,19 @@ public struct CardDAVSource: ContactSourceType {
         let head = previousState.flatMap(CardDAVState.decodeHead)
         let stored = LazyCardDAVState(previousState)
         let client = try makeClient()
+        let fromScratch = context.fromScratch
         func syncAll(from head: CardDAVState?) throws -> [(AddressBook, ChangeSet)] {
             let known = head?.books ?? []
-            let rediscover = full || known.isEmpty
+            let rediscover = full || known.isEmpty || fromScratch
             return try blocking {
                 let books = rediscover ? try await client.discover() : known
                 var result: [(AddressBook, ChangeSet)] = []
                 for book in books {
+                    // From scratch: no token, no ctag, no ETags — a full listing that fetches every card
+                    // (the contacts each href held are still known, so what is gone is pruned).
                     let previous = head?.sync[book.url].map { tokens in
-                        PreviousSync(syncToken: tokens.syncToken, ctag: tokens.ctag) { stored.value?.sync[book.url]?.etags ?? [:] }
+                        fromScratch ? PreviousSync(syncToken: nil, ctag: nil) { [:] }
+                            : PreviousSync(syncToken: tokens.syncToken, ctag: tokens.ctag) { stored.value?.sync[book.url]?.etags ?? [:] }
                     }
                     result.append((book, try await client.sync(book: book, previous: previous)))
                 }
@@ -100,7 +104,7 @@ public struct CardDAVSource: ContactSourceType {
         var synced = try syncAll(from: head)
         if let previousState, let head, synced.map(\.0) == head.books,
            synced.allSatisfy({ $0.1.method == .unchanged }) {
-            return SourceOutcome(coverage: .changes(removed: []), state: previousState)
+            return SourceOutcome(coverage: .changes(removed: []), state: previousState, skipped: synced.flatMap(\.1.skipped))
         }
         let previous = stored.value
         // Tokens readable but the card lines not (a damaged state): start over, as with no state.
@@ -152,15 +156,16 @@ public struct CardDAVSource: ContactSourceType {
             state.sync[book.url] = changes.method == .unchanged ? previous?.sync[book.url] ?? changes.state : changes.state
             state.ids[book.url] = ids
         }
+        let skipped = synced.flatMap(\.1.skipped)
         if first {
-            return SourceOutcome(coverage: .complete, state: state.encoded)
+            return SourceOutcome(coverage: .complete, state: state.encoded, skipped: skipped)
         }
         // Books no longer read (gone from the server, or from `books =`) take their contacts along.
         for (url, ids) in previous?.ids ?? [:] where state.ids[url] == nil { gone.formUnion(ids.values) }
         // An id still held by another href (a card moved between books) stays.
         var held = emitted
         for ids in state.ids.values { held.formUnion(ids.values) }
-        return SourceOutcome(coverage: .changes(removed: gone.subtracting(held).sorted()), state: state.encoded)
+        return SourceOutcome(coverage: .changes(removed: gone.subtracting(held).sorted()), state: state.encoded, skipped: skipped)
     }
 
     // MARK: - Write-back

@@ -95,6 +95,10 @@ public struct SourceContext: Sendable {
     /// `password_command`) for the source named by the string; the CLI
     /// supplies it. nil: only `password_env` and `password_file` are read.
     public var readSecret: (@Sendable (ChannelConfig.SecretSource, String) throws -> String)?
+    /// Read from scratch: what was kept from the last sync (a CardDAV
+    /// source's sync tokens and ETags) is not trusted, every card is listed
+    /// and fetched again, and what is gone is pruned (`buzz sync --full`).
+    public var fromScratch = false
 
     public init(environment: [String: String], configDirectory: String?, scrubber: SecretScrubber = SecretScrubber(),
                 today: LocalDate? = nil,

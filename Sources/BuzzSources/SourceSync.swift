@@ -61,6 +61,8 @@ public struct SourceSync {
                 }
                 // A type that does not say what it saw gets a fingerprint taken after reading.
                 if outcome.fingerprint == nil { outcome.fingerprint = source.fingerprint() }
+                for line in outcome.skipped { warn(line) }
+                session.countSkipped(outcome.skipped.count)
                 if case .incomplete(let reason) = outcome.coverage { report.reason = reason + "; nothing pruned" }
                 return outcome
             }

@@ -81,7 +81,10 @@ extension BuzzDatabase {
             switch outcome.coverage {
             case .complete: try session.prune(keeping: session.seenIDs)
             case .incomplete: session.withholdPrune()
-            case .changes(let removed): try session.remove(ids: removed)
+            case .changes(let removed):
+                try session.remove(ids: removed)
+                // What the source did not hand over is as it was: counted, as a full read would.
+                try session.countUntouched()
             }
             try db.execute(sql: """
                 INSERT INTO source_state (id, label, fingerprint, state, synced_at) VALUES (?, ?, ?, ?, ?)
@@ -309,11 +312,17 @@ public struct SourceOutcome: Sendable, Equatable {
     public var fingerprint: String?
     /// The type's own state (a CardDAV sync token, ETags…), opaque to the store.
     public var state: String?
+    /// Entries the source left out on purpose, one line each (a member a
+    /// server listed outside its book, an href listed twice, a card over the
+    /// reply bound): reported and counted as skipped, without making the read
+    /// incomplete.
+    public var skipped: [String]
 
-    public init(coverage: SourceCoverage, fingerprint: String? = nil, state: String? = nil) {
+    public init(coverage: SourceCoverage, fingerprint: String? = nil, state: String? = nil, skipped: [String] = []) {
         self.coverage = coverage
         self.fingerprint = fingerprint
         self.state = state
+        self.skipped = skipped
     }
 }
 

@@ -163,6 +163,19 @@ public final class ImportSession {
         }
     }
 
+    /// Counts, as unchanged, this source's contacts that a read of changes
+    /// only (a CardDAV sync-collection) did not hand over: they are as they were.
+    public func countUntouched() throws {
+        let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM contact WHERE source = ?", arguments: [source]) ?? 0
+        summary.unchanged += max(0, held - seen.count)
+    }
+
+    /// Counts entries the source left out on purpose (reported by the caller);
+    /// unlike `skip(_:)`, they do not stop pruning.
+    public func countSkipped(_ count: Int) {
+        summary.skipped += count
+    }
+
     /// Gives a contact that came back the decisions remembered for it.
     private func restoreRemembered(_ id: String) throws {
         try db.cachedStatement(sql: """

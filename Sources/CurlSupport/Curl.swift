@@ -88,9 +88,10 @@ final class CurlEasy {
     private var bodyOffset = 0
     var responseBody: [UInt8] = []
     var responseHeaders: [(String, String)] = []
-    /// Caps what is kept of a reply (the rest is read and dropped).
+    /// Caps what is read of a reply: the transfer is cut there (an endless
+    /// reply is not read until the timeout).
     var responseLimit = 1 << 20
-    /// The reply had more than `responseLimit` bytes.
+    /// The reply had more than `responseLimit` bytes, and the transfer was cut.
     var responseTruncated = false
     /// The protocol set configured on this handle (options set once).
     var configuredProtocols: String?
@@ -273,10 +274,16 @@ final class CurlEasy {
         return value
     }
 
-    fileprivate func received(_ bytes: UnsafeRawBufferPointer) {
+    /// Keeps `bytes`; false (libcurl then stops the transfer) once the reply passes `responseLimit`.
+    fileprivate func received(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let room = responseLimit - responseBody.count
-        if room > 0 { responseBody.append(contentsOf: bytes.prefix(room)) }
-        if bytes.count > room { responseTruncated = true }
+        if bytes.count > room {
+            if room > 0 { responseBody.append(contentsOf: bytes.prefix(room)) }
+            responseTruncated = true
+            return false
+        }
+        responseBody.append(contentsOf: bytes)
+        return true
     }
 
     fileprivate func receivedHeader(_ bytes: UnsafeRawBufferPointer) {
@@ -313,8 +320,8 @@ final class CurlEasy {
 private func curlWrite(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
     guard let context else { return 0 }
     let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
-    easy.received(UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
+    // Fewer bytes than handed (0) makes libcurl end the transfer with CURLE_WRITE_ERROR.
+    return easy.received(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
 }
 
 private func curlHeader(_ data: UnsafeMutablePointer<CChar>, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {

@@ -10,9 +10,9 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer timeout, seconds.
     public var timeout: Double
     public var security: TransferSecurity
-    /// How much of the reply body is kept (the rest is read and dropped;
-    /// `HTTPResponse.isTruncated` tells). 1 MiB suits webhooks; a CardDAV
-    /// multiget of cards with photos needs more.
+    /// How much of the reply body is read: past it the transfer is cut (the
+    /// connection closed) and `HTTPResponse.isTruncated` tells. 1 MiB suits
+    /// webhooks; a CardDAV multiget of cards with photos needs more.
     public var responseLimit: Int
 
     public init(url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
@@ -33,7 +33,8 @@ public struct HTTPResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// The reply body, up to the request's `responseLimit` (1 MiB by default).
     public var body: [UInt8]
-    /// The server sent more than `responseLimit` bytes; `body` holds the first ones.
+    /// The server sent more than `responseLimit` bytes; `body` holds the first
+    /// ones, and the rest was not read (the transfer was cut).
     public var isTruncated = false
 
     /// The first header of that name (case-insensitive).
@@ -96,7 +97,11 @@ extension CurlSession {
                 try easy.setBody(request.body, asPostFields: true)
                 try easy.set(CURLOPT_CUSTOMREQUEST, request.method == "POST" ? nil : request.method)
             }
-            try easy.perform()
+            do {
+                try easy.perform()
+            } catch where easy.responseTruncated {
+                // Cut at the limit on purpose: the status and the first bytes stand.
+            }
             var response = HTTPResponse(status: easy.info(CURLINFO_RESPONSE_CODE),
                                         headers: easy.responseHeaders.map { (name: $0.0, value: $0.1) },
                                         body: easy.responseBody)

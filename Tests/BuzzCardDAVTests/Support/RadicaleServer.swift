@@ -259,6 +259,30 @@ final class ScriptedServer: Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     func stop() { server.stop() }
+
+    /// One request the scripted server was asked.
+    struct Request: Decodable, Sendable {
+        var method: String
+        var path: String
+        /// Whether it carried an Authorization header.
+        var auth: Bool
+        /// The `<D:href>`s of a multiget.
+        var hrefs: [String]
+    }
+
+    private static let session = CurlSession(label: "scripted-server-test")
+
+    /// Everything asked so far.
+    func requests() async throws -> [Request] {
+        let response = try await Self.session.http(HTTPRequest(url: url + "/__requests", method: "GET", timeout: 10, responseLimit: 16 << 20))
+        return try JSONDecoder().decode([Request].self, from: Data(response.body))
+    }
+
+    /// Replaces the script (the server's answers from now on).
+    func replace(_ script: [String: [String: any Sendable]]) async throws {
+        let body = try JSONSerialization.data(withJSONObject: script)
+        _ = try await Self.session.http(HTTPRequest(url: url + "/__script", method: "PUT", body: Array(body), timeout: 10))
+    }
 }
 
 /// A small vCard 3.0.
