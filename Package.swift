@@ -24,6 +24,8 @@ let package = Package(
         // The shipped channel and source types, for programs (and Fuzz/) that load configs as buzz does.
         .library(name: "BuzzChannels", targets: ["BuzzChannels"]),
         .library(name: "BuzzSources", targets: ["BuzzSources"]),
+        // The CardDAV client, for Fuzz/ (its href resolution and reply checks).
+        .library(name: "BuzzCardDAV", targets: ["BuzzCardDAV"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

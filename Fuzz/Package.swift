@@ -4,7 +4,7 @@ import PackageDescription
 // libFuzzer targets for BirthdayBuzz's parsers (issue 10). A package of its own, so
 // that `swift build` and `swift test` at the top never see them: they only build with
 // `-sanitize=fuzzer`, through `scripts/fuzz.sh TARGET SECONDS`.
-let fuzzTargets = ["FuzzVCard", "FuzzCSV", "FuzzConfig", "FuzzTemplates"]
+let fuzzTargets = ["FuzzVCard", "FuzzCSV", "FuzzConfig", "FuzzTemplates", "FuzzCardDAV"]
 
 let package = Package(
     name: "BirthdayBuzzFuzz",
@@ -21,7 +21,9 @@ let package = Package(
                 // The config target loads with the shipped channel and source types, so
                 // their option parsing (in their adapters) is fuzzed too.
                 + (name == "FuzzConfig" ? [.product(name: "BuzzChannels", package: "BirthdayBuzz"),
-                                           .product(name: "BuzzSources", package: "BirthdayBuzz")] : []),
+                                           .product(name: "BuzzSources", package: "BirthdayBuzz")] : [])
+                // hrefs and multistatus replies, through the CardDAV client's own resolver and checks.
+                + (name == "FuzzCardDAV" ? [.product(name: "BuzzCardDAV", package: "BirthdayBuzz")] : []),
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )
     }

@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz.sh TARGET SECONDS [libFuzzer options…]
 #
-# TARGET is vcard, csv, config or templates (Fuzz/Sources/Fuzz*). The targets are a
+# TARGET is vcard, csv, config, templates or carddav (Fuzz/Sources/Fuzz*; carddav takes an
+# href on the first line and a multistatus reply after it). The targets are a
 # package of their own (Fuzz/Package.swift), built in release with
 # -sanitize=fuzzer,address into .build-fuzz, so `swift build` and `swift test` never
 # see them. The corpus grows in .build-fuzz/corpus/TARGET, seeded from Fuzz/seeds/TARGET
@@ -17,7 +18,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 ]] || ! [[ $2 =~ ^[0-9]+$ ]]; then
-    echo "usage: scripts/fuzz.sh vcard|csv|config|templates SECONDS [libFuzzer options…]" >&2
+    echo "usage: scripts/fuzz.sh vcard|csv|config|templates|carddav SECONDS [libFuzzer options…]" >&2
     exit 64
 fi
 target=$1 seconds=$2
@@ -28,7 +29,8 @@ case $target in
     csv) product=FuzzCSV ;;
     config) product=FuzzConfig; defaults=(-rss_limit_mb=8192) ;;  # TOMLKit leaks ~450 bytes per input: 2 GB in 600 s
     templates) product=FuzzTemplates; defaults=(-max_len=1024) ;;  # templates are short; long ones are unit-tested
-    *) echo "scripts/fuzz.sh: unknown target '$target' (vcard, csv, config or templates)" >&2; exit 64 ;;
+    carddav) product=FuzzCardDAV; defaults=(-max_len=4096) ;;
+    *) echo "scripts/fuzz.sh: unknown target '$target' (vcard, csv, config, templates or carddav)" >&2; exit 64 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)

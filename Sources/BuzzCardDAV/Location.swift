@@ -16,7 +16,7 @@ struct Location: Sendable, Equatable, Hashable {
     /// Lower-cased; an IPv6 address without its brackets.
     var host: String
     var port: Int?
-    /// Starts with `/`, or is empty (no path given).
+    /// Starts with `/` (`https://host` has the path `/`).
     var path: String
     var query: String?
     var hasUserInfo = false
@@ -75,7 +75,8 @@ struct Location: Sendable, Equatable, Hashable {
             guard portText.count <= 5, portText.allSatisfy(\.isASCII), let number = Int(portText), number <= 65535 else { return nil }
             port = number
         }
-        self.init(scheme: scheme, host: host.lowercased(), port: port, path: path, query: query.map(String.init),
+        // An empty path is "/" for http(s) (RFC 3986 §6.2.3): one spelling, so a URL parses back to itself.
+        self.init(scheme: scheme, host: host.lowercased(), port: port, path: path.isEmpty ? "/" : path, query: query.map(String.init),
                   hasUserInfo: userInfo)
     }
 

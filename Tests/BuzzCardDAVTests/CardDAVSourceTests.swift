@@ -253,6 +253,28 @@ struct CardDAVSourceTests {
         #expect(emitted.withLock { $0 } == 4)
     }
 
+    /// `sync --full NAME` forgets the tokens and ETags: every book is listed
+    /// and every card fetched again (no sync-collection from a token), and
+    /// nothing that did not change counts as changed.
+    @Test func syncFullListsAndFetchesEverythingAgain() async throws {
+        let server = try await Self.seeded()
+        defer { server.stop() }
+        let sandbox = try Self.sandbox(server)
+        #expect(try await Self.run(sandbox, server, ["sync"]).status == 0)
+        try await server.clearRequests()
+        let result = try await Self.run(sandbox, server, ["sync", "--full", "phone"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "phone: 0 added, 0 updated, 4 unchanged, 0 removed, 0 skipped\n", "\(result)")
+        let asked = try await server.requests()
+        #expect(!asked.contains { $0.report == "sync-collection" }, "\(asked.map(\.summary))")
+        #expect(asked.filter { $0.report == "addressbook-multiget" }.count == 2, "\(asked.map(\.summary))")
+        #expect(asked.filter { $0.method == "PROPFIND" && $0.depth == "1" }.count >= 2, "\(asked.map(\.summary))")
+        // Afterwards the tokens are back: an unchanged sync asks sync-collection again.
+        try await server.clearRequests()
+        #expect(try await Self.run(sandbox, server, ["sync"]).stdout == "phone: 0 added, 0 updated, 4 unchanged, 0 removed, 0 skipped\n")
+        #expect(try await server.requests().filter { $0.report == "sync-collection" }.count == 2)
+    }
+
     @Test func tickSyncsACardDAVSourceOnceItsIntervalHasPassed() async throws {
         let server = try await Self.seeded()
         defer { server.stop() }

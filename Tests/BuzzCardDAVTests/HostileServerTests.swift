@@ -181,6 +181,44 @@ struct HostileServerTests {
         ])
     }
 
+    /// The same href listed twice with two UIDs: the first is read, the
+    /// second reported and skipped, so when the card goes the contact goes
+    /// (before, the first UID's contact was never pruned).
+    @Test func anHrefListedTwiceLeavesNoContactBehind() async throws {
+        let book = "/book/"
+        let bookItself: [String: any Sendable] = ["status": 207, "body": Self.multistatus(
+            Self.response(book, "<d:resourcetype><d:collection/><c:addressbook/></d:resourcetype>"
+                          + "<d:supported-report-set><d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report></d:supported-report-set>"))]
+        let server = try await ScriptedServer([
+            "\(book)#sync-collection": ["status": 207, "body": Self.multistatus(
+                Self.response(book, "<d:resourcetype><d:collection/><c:addressbook/></d:resourcetype>")
+                + Self.member("a.vcf", etag: "1", card: card("u1", "Una One"))
+                + Self.member("/book/a.vcf", etag: "1", card: card("u2", "Uwe Two"))
+                + Self.member("/elsewhere/x.vcf", etag: "1", card: card("x", "Xavier"))
+                + "<d:sync-token>t1</d:sync-token>")],
+            book: bookItself,
+        ])
+        defer { server.stop() }
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(Self.config(server.url + book))
+        let first = try await sandbox.run(["sync", "--now", "2027-01-15"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout == "phone: 1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped\n", "\(first)")
+        #expect(first.stderr.contains("named /book/a.vcf more than once; only the first is read"), "\(first)")
+        #expect(first.stderr.contains("named \(server.url)/elsewhere/x.vcf, which is outside the address book; skipped"), "\(first)")
+        #expect(Set(try await sandbox.listAll(now: "2027-01-15").keys) == ["u1"])
+
+        // The card is deleted on the server: its one contact goes with it.
+        try await server.replace([
+            "\(book)#sync-collection": ["status": 207, "body": Self.multistatus(
+                "<d:response><d:href>/book/a.vcf</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t2</d:sync-token>")],
+            book: bookItself,
+        ])
+        let second = try await sandbox.run(["sync", "--now", "2027-01-15"])
+        #expect(second.stdout == "phone: 0 added, 0 updated, 0 unchanged, 1 removed, 0 skipped\n", "\(second)")
+        #expect(try await sandbox.listAll(now: "2027-01-15").isEmpty)
+    }
+
     /// A token refusal in any form — not only RFC 6578's `valid-sync-token`
     /// error — gets one full re-sync instead of failing every later sync.
     @Test(arguments: [400, 403, 409, 412])

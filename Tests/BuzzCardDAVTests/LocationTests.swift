@@ -31,7 +31,7 @@ import Testing
     /// addressbook-home-set (`book/`) or card href resolved against it.
     @Test func aURLWithoutAPathTakesRelativeHrefs() throws {
         let base = try #require(Location("https://contacts.icloud.com"))
-        #expect(base.path == "")
+        #expect(base.path == "/")
         #expect(base.string == "https://contacts.icloud.com/")
         #expect(base.resolving("book/")?.string == "https://contacts.icloud.com/book/")
         #expect(base.resolving("card.vcf")?.string == "https://contacts.icloud.com/card.vcf")
