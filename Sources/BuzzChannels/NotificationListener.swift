@@ -244,8 +244,8 @@ public final class NotificationListener: Sendable {
     /// The connection is read and its queue emptied only under `shared.live`'s
     /// lock, which `notify` holds while it waits: libdbus puts the reply to a
     /// blocking call in the same incoming queue, and a `pop_message` here
-    /// between its arrival and the caller's look would take it, leaving the
-    /// call to time out (seen under load: "did not answer within 5 s").
+    /// between its arrival and the caller's look could take it, leaving the
+    /// call to time out.
     private static func listen(_ live: Live, shared: Shared, stopRead: Int32, wakeRead: Int32,
                                handle: @Sendable (NotificationSignal) -> Void) -> String? {
         let lib = live.lib, connection = live.connection
