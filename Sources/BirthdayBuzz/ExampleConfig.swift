@@ -141,7 +141,8 @@ cooldown_days = 30
 # [channels.desktop]
 # type = "dbus"
 # urgency = "normal"        # low | normal | critical
-# expire_timeout = -1       # milliseconds; -1 = the server's default, 0 = never
+# expire_timeout = -1       # milliseconds; -1 = the server's default, 0 = never;
+#                           # unset: 0 for a reminder with buttons (they last), else -1
 # timeout = "10s"
 
 # Email over SMTP.

@@ -63,24 +63,37 @@ public struct DBusChannel: NotificationChannel {
     public func deliverReturningID(_ message: Message) async throws(DeliveryError) -> UInt32 {
         let capabilities = try await serverCapabilities()
         let offered = actions != nil && capabilities.contains("actions") && Self.offersActions(message)
-        let call = Self.notify(message, urgency: options.urgency, expireTimeout: options.expireTimeout,
+        let call = Self.notify(message, urgency: options.urgency,
+                               expireTimeout: Self.expireTimeout(options.expireTimeout, withActions: offered),
                                escapingMarkup: capabilities.contains("body-markup"),
                                actions: offered ? Self.reminderActions : [])
         // With actions, over the listener's connection: servers send the click back to the connection that asked.
-        let reply: [DBusValue]
+        let reply: DBusReply
         if offered, let actions {
             let listener = actions.listener, timeout = timeoutMilliseconds
             reply = try await perform { () throws(DBusFailure) in
                 try await connection.onQueue { () throws(DBusFailure) in try listener.notify(call, timeout: timeout) }
             }
         } else {
-            reply = try await perform(call)
+            reply = DBusReply(values: try await perform(call), sender: nil)
         }
-        guard case .uint32(let id)? = reply.first else {
+        guard case .uint32(let id)? = reply.values.first else {
             throw .temporary("\(name): the notification server answered Notify without a notification id")
         }
-        if offered, let actions { actions.shown(notification: id, message: message, channel: name) }
+        // The bus daemon stamps every message it routes with its sender, so a
+        // reply always names the server; without one, no click could be checked.
+        if offered, let actions, let server = reply.sender {
+            actions.shown(notification: id, server: server, message: message, channel: name)
+        }
         return id
+    }
+
+    /// `Notify`'s expire_timeout: the channel's when its table sets one; else 0
+    /// (resident) for a notification with actions, whose buttons must outlast a
+    /// server's default expiry (dunst's 10 s: its history shows the notification
+    /// again without them), and -1 (the server's choice) for the others.
+    static func expireTimeout(_ configured: Int?, withActions: Bool) -> Int {
+        configured ?? (withActions ? 0 : -1)
     }
 
     /// The action key of "Send wishes" (namespaced: the server's signals reach every listener on the bus).
@@ -188,7 +201,7 @@ public struct DBusChannel: NotificationChannel {
         }
     }
 
-    private func perform(_ body: () async throws(DBusFailure) -> [DBusValue]) async throws(DeliveryError) -> [DBusValue] {
+    private func perform<T>(_ body: () async throws(DBusFailure) -> T) async throws(DeliveryError) -> T {
         do {
             return try await body()
         } catch {
@@ -245,8 +258,9 @@ public struct DBusChannel: NotificationChannel {
 public protocol NotificationActionRecorder: Sendable {
     /// The connection that hears the clicks: a notification with actions is sent over it.
     var listener: NotificationListener { get }
-    /// The server showed `message` as notification `id`, with the reminder's actions, for channel `channel`.
-    func shown(notification id: UInt32, message: Message, channel: String)
+    /// The server showed `message` as notification `id`, with the reminder's actions, for channel `channel`;
+    /// `server` is the unique bus name that answered `Notify`, the only sender whose signals about it count.
+    func shown(notification id: UInt32, server: String, message: Message, channel: String)
 }
 
 extension DBusChannel {
@@ -279,14 +293,16 @@ extension DBusChannel {
 }
 
 /// `type = "dbus"`: `urgency` (`low` | `normal` | `critical`) and `expire_timeout`
-/// (milliseconds; -1 the server's default, 0 never).
+/// (milliseconds; -1 the server's default, 0 never; unset: 0 for a reminder with
+/// actions, -1 for the rest).
 extension DBusChannel: ChannelType {
     /// Urgency and expiry from the channel's table.
     public struct Options: Sendable {
         public var urgency: ChannelConfig.Urgency = .normal
-        public var expireTimeout = -1
+        /// nil when the channel's table does not set it (`expireTimeout(_:withActions:)` decides).
+        public var expireTimeout: Int?
 
-        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int = -1) {
+        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int? = nil) {
             self.urgency = urgency
             self.expireTimeout = expireTimeout
         }

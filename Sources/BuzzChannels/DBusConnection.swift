@@ -19,6 +19,13 @@ enum DBusValue: Sendable {
     case variants([(key: String, value: DBusValue)])
 }
 
+/// A method call's answer: its values, and who sent it.
+struct DBusReply: Sendable {
+    var values: [DBusValue]
+    /// The unique bus name (`:1.42`) of the peer that answered.
+    var sender: String?
+}
+
 /// One method call: where it goes and what it carries.
 struct DBusMethodCall: Sendable {
     var destination: String
@@ -284,8 +291,15 @@ extension LibDBus {
     }
 
 
+    /// Sends `call` and waits up to `timeout` milliseconds for its reply's values.
     func send(_ call: DBusMethodCall, over connection: OpaquePointer,
-                             timeout: Int32) throws(DBusFailure) -> [DBusValue] {
+              timeout: Int32) throws(DBusFailure) -> [DBusValue] {
+        try exchange(call, over: connection, timeout: timeout).values
+    }
+
+    /// `send`, with the unique bus name of the peer that answered.
+    func exchange(_ call: DBusMethodCall, over connection: OpaquePointer,
+                  timeout: Int32) throws(DBusFailure) -> DBusReply {
         guard let message = dbus_message_new_method_call(call.destination, call.path, call.interface, call.member) else {
             throw .outOfMemory
         }
@@ -303,7 +317,13 @@ extension LibDBus {
             throw .error(name: name ?? "org.freedesktop.DBus.Error.Failed", message: text(of: &error))
         }
         defer { dbus_message_unref(reply) }
-        return values(of: reply)
+        return DBusReply(values: values(of: reply), sender: sender(of: reply))
+    }
+
+    /// The unique name of the connection that sent `message`, as the bus daemon
+    /// stamped it (a peer cannot choose it); nil on a connection without a bus.
+    func sender(of message: OpaquePointer) -> String? {
+        dbus_message_get_sender(message).map { String(cString: $0) }
     }
 
     fileprivate func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusFailure) {

@@ -48,6 +48,7 @@ struct LibDBus: @unchecked Sendable {
     let dbus_message_iter_recurse: @convention(c) (Iter?, Iter?) -> Void
     let dbus_connection_get_unix_fd: @convention(c) (Connection?, UnsafeMutablePointer<Int32>?) -> dbus_bool_t
     let dbus_message_is_signal: @convention(c) (Message?, CString?, CString?) -> dbus_bool_t
+    let dbus_message_get_sender: @convention(c) (Message?) -> CString?
 
     /// The process's libdbus, loaded once with its thread locks on (libdbus is
     /// used from whichever thread runs a connection's queue).
@@ -98,5 +99,6 @@ struct LibDBus: @unchecked Sendable {
         dbus_message_iter_recurse = try library.function("dbus_message_iter_recurse")
         dbus_connection_get_unix_fd = try library.function("dbus_connection_get_unix_fd")
         dbus_message_is_signal = try library.function("dbus_message_is_signal")
+        dbus_message_get_sender = try library.function("dbus_message_get_sender")
     }
 }

@@ -10,11 +10,16 @@ import Glibc
 #endif
 
 /// What the notification server said about a notification (DESIGN §6a).
+///
+/// `sender` is the unique bus name (`:1.42`) of the connection that sent the
+/// signal, as the bus daemon stamped it: any process on the session bus can
+/// send these signals to the listener's connection by its name, so only one
+/// whose sender is the server that answered our `Notify` may be acted on.
 public enum NotificationSignal: Sendable, Equatable {
     /// The user picked the action `key` on notification `id` (`ActionInvoked`).
-    case actionInvoked(id: UInt32, key: String)
+    case actionInvoked(id: UInt32, key: String, sender: String?)
     /// Notification `id` is gone (`NotificationClosed`; reason 1 expired, 2 dismissed, 3 closed by a call).
-    case closed(id: UInt32, reason: UInt32)
+    case closed(id: UInt32, reason: UInt32, sender: String?)
     /// The listener is connected and its match rules are in place.
     case listening
     /// The listener ended: `problem` says why (the bus could not be reached, or
@@ -29,6 +34,9 @@ public enum NotificationSignal: Sendable, Equatable {
 /// the connection that asked for the notification, not to the whole bus
 /// (python-dbusmock broadcasts them, which hid this). The match rules
 /// (`sender='org.freedesktop.Notifications'`) add the servers that broadcast.
+/// A signal sent to the connection by name arrives whatever its sender, so
+/// every signal is handed on with its sender, for the caller to check against
+/// the server that showed the notification (`notify`'s reply says who that was).
 ///
 /// The connection is opened on the caller's thread (`start`, bounded by the
 /// timeout) and then read by one thread of its own, blocked in poll(2) on the
@@ -114,12 +122,14 @@ public final class NotificationListener: Sendable {
 
     /// Sends `Notify` over the listening connection, so that the server's
     /// signals about that notification come back to it; connects first when
-    /// needed. Blocks the calling thread up to `timeout` ms.
-    func notify(_ call: DBusMethodCall, timeout: Int32) throws(DBusFailure) -> [DBusValue] {
+    /// needed. Blocks the calling thread up to `timeout` ms. The reply's sender
+    /// is the server's unique name: the only sender whose signals about this
+    /// notification count.
+    func notify(_ call: DBusMethodCall, timeout: Int32) throws(DBusFailure) -> DBusReply {
         if let failure = connectIfNeeded() { throw failure }
-        let result = shared.live.withLock { live -> Result<[DBusValue], DBusFailure> in
+        let result = shared.live.withLock { live -> Result<DBusReply, DBusFailure> in
             guard let live else { return .failure(.unreachable(address: "the session bus", detail: "the connection just closed")) }
-            return Result { () throws(DBusFailure) -> [DBusValue] in try live.lib.send(call, over: live.connection, timeout: timeout) }
+            return Result { () throws(DBusFailure) -> DBusReply in try live.lib.exchange(call, over: live.connection, timeout: timeout) }
         }
         shared.state.withLock { state in
             if state.wakeWrite >= 0 { var byte: UInt8 = 1; _ = write(state.wakeWrite, &byte, 1) }
@@ -164,7 +174,7 @@ public final class NotificationListener: Sendable {
         let stopRead = stopEnds[0], wakeRead = wakeEnds[0]
         let handle = handle, box = shared
         let thread = Thread {
-            let problem = Self.listen(opened, stopRead: stopRead, wakeRead: wakeRead, handle: handle)
+            let problem = Self.listen(opened, shared: box, stopRead: stopRead, wakeRead: wakeRead, handle: handle)
             box.live.withLock { live in
                 live = nil
                 opened.lib.dbus_connection_close(opened.connection)
@@ -230,7 +240,13 @@ public final class NotificationListener: Sendable {
     /// Reads signals until the bus hangs up or the stop pipe closes; the wake
     /// pipe says a `notify` may have queued some. Returns what went wrong, as
     /// one line; nil after `stop()`.
-    private static func listen(_ live: Live, stopRead: Int32, wakeRead: Int32,
+    ///
+    /// The connection is read and its queue emptied only under `shared.live`'s
+    /// lock, which `notify` holds while it waits: libdbus puts the reply to a
+    /// blocking call in the same incoming queue, and a `pop_message` here
+    /// between its arrival and the caller's look could take it, leaving the
+    /// call to time out.
+    private static func listen(_ live: Live, shared: Shared, stopRead: Int32, wakeRead: Int32,
                                handle: @Sendable (NotificationSignal) -> Void) -> String? {
         let lib = live.lib, connection = live.connection
         var fd: Int32 = -1
@@ -243,11 +259,17 @@ public final class NotificationListener: Sendable {
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
         var drained = [UInt8](repeating: 0, count: 64)
         while true {
-            // Signals that arrived with the replies above, with a `notify`'s reply, or with the last read.
-            while let message = lib.dbus_connection_pop_message(connection) {
-                if let signal = lib.notificationSignal(message) { handle(signal) }
-                lib.dbus_message_unref(message)
+            // Signals that arrived with the replies above, with a `notify`'s reply, or with the last read;
+            // handled outside the lock.
+            let signals = shared.live.withLock { _ in
+                var signals: [NotificationSignal] = []
+                while let message = lib.dbus_connection_pop_message(connection) {
+                    if let signal = lib.notificationSignal(message) { signals.append(signal) }
+                    lib.dbus_message_unref(message)
+                }
+                return signals
             }
+            for signal in signals { handle(signal) }
             for index in watched.indices { watched[index].revents = 0 }
             if poll(&watched, 3, -1) < 0 {
                 if errno == EINTR { continue }
@@ -259,10 +281,10 @@ public final class NotificationListener: Sendable {
                 if watched[0].revents == 0 { continue }
             }
             // Reads what is there without blocking; false once the bus is gone.
-            if lib.dbus_connection_read_write(connection, 0) == 0
-                || lib.dbus_connection_get_is_connected(connection) == 0 {
-                return "the session bus hung up"
+            let connected = shared.live.withLock { _ in
+                lib.dbus_connection_read_write(connection, 0) != 0 && lib.dbus_connection_get_is_connected(connection) != 0
             }
+            if !connected { return "the session bus hung up" }
         }
     }
 }
@@ -276,13 +298,14 @@ extension LibDBus {
             guard arguments.count >= 2, case .uint32(let id) = arguments[0], case .string(let key) = arguments[1] else {
                 return nil
             }
-            return .actionInvoked(id: id, key: key)
+            return .actionInvoked(id: id, key: key, sender: sender(of: message))
         }
         if dbus_message_is_signal(message, interface, "NotificationClosed") != 0 {
             let arguments = values(of: message)
             guard case .uint32(let id)? = arguments.first else { return nil }
-            if case .uint32(let reason)? = arguments.dropFirst().first { return .closed(id: id, reason: reason) }
-            return .closed(id: id, reason: 0)
+            let reason: UInt32
+            if case .uint32(let given)? = arguments.dropFirst().first { reason = given } else { reason = 0 }
+            return .closed(id: id, reason: reason, sender: sender(of: message))
         }
         return nil
     }

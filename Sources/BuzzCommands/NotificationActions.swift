@@ -77,10 +77,10 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
 
     // MARK: NotificationActionRecorder
 
-    func shown(notification id: UInt32, message: Message, channel: String) {
+    func shown(notification id: UInt32, server: String, message: Message, channel: String) {
         guard let contact = message.contact else { return }
         let shown = ShownNotification(id: id, eventID: message.id, contactID: contact.id, channel: channel,
-                                      shownAt: clock.now())
+                                      shownAt: clock.now(), server: server)
         do {
             try store.recordShown(shown)
         } catch {
@@ -99,10 +99,19 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
             logger.info("listening for notification actions")
         case .stopped(let problem):
             if let problem { logger.notice("not listening for notification actions: \(problem)") }
-        case .closed(let id, _):
-            // Closed means no action can come for it any more.
-            do { try store.forgetShown(id: id) } catch { logger.error("cannot forget notification \(id): \(error)") }
-        case .actionInvoked(let id, let key):
+        case .closed(let id, _, let sender):
+            // Closed means no action can come for it any more: said by the server that showed it.
+            do {
+                guard let shown = try store.shownNotification(id: id) else { return }
+                guard shown.server == sender else {
+                    logger.notice("\(forged("NotificationClosed", id: id, sender: sender, shown: shown))")
+                    return
+                }
+                try store.forgetShown(id: id)
+            } catch {
+                logger.error("cannot forget notification \(id): \(error)")
+            }
+        case .actionInvoked(let id, let key, let sender):
             let kind: NotificationAction.Kind
             switch key {
             case DBusChannel.wishAction: kind = .wish
@@ -119,10 +128,26 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
                 logger.notice("a \(key) click on notification \(id), which is not one this data dir showed; ignored")
                 return
             }
+            // Any process on the bus can send ActionInvoked to our connection by
+            // name; only the server that answered our Notify may make us act.
+            guard shown.server == sender else {
+                logger.notice("\(forged("a \(key) click", id: id, sender: sender, shown: shown))")
+                return
+            }
             pending.actions.withLock { $0.append(NotificationAction(kind: kind, notification: shown)) }
             wake()
         }
     }
+}
+
+/// The log line for a signal about one of our notifications from a sender that did not show it.
+private func forged(_ what: String, id: UInt32, sender: String?, shown: ShownNotification) -> String {
+    let from = sender ?? "no sender"
+    guard let server = shown.server else {
+        return "\(what) on notification \(id) from \(from) ignored: it was shown by an earlier version of buzz, "
+            + "which did not keep the notification server's bus name"
+    }
+    return "\(what) on notification \(id) from \(from) ignored: not the notification server that showed it (\(server))"
 }
 
 extension BirthdayDaemon {

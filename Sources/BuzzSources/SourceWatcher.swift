@@ -10,7 +10,9 @@ import Synchronization
 /// in or out, deleted) and through its parent folder, filtered to its own
 /// name: an editor or vdirsyncer writing a temp file and renaming it over a
 /// `.vcf`, a new sub-folder, or the whole folder replaced by a rename are all
-/// seen. `watch(_:)` is called again after each sync, so a new sub-folder
+/// seen. When the parent is missing too, the nearest folder above that exists
+/// is watched for the missing branch, so a parent that is removed and made
+/// again (with the cards in it) is seen as well. `watch(_:)` is called again after each sync, so a new sub-folder
 /// gets its own watch. The inotify fd is watched by a thread of its own,
 /// blocked in poll(2), like `run`'s wall-clock timer: nothing wakes while no
 /// file changes, and the poll has a timeout only during a debounce. (Not a
@@ -92,10 +94,21 @@ private final class Core: Sendable {
             }
         }
         for path in Set(paths) {
-            var info = stat()
-            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { add(path, name: nil) }
-            let url = URL(fileURLWithPath: path)
-            add(url.deletingLastPathComponent().path, name: url.lastPathComponent)
+            if Core.isFolder(path) { add(path, name: nil) }
+            // The nearest folder above it that exists, filtered to the next name
+            // down: normally the parent (a card renamed over the file, the folder
+            // replaced); while the parent is gone too, the folder where the missing
+            // branch will be made again, so its return starts a sync, whose
+            // `watch` then goes one level deeper, down to the path itself.
+            let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            for depth in stride(from: parts.count - 1, through: 0, by: -1) {
+                let above = parts[..<depth].joined(separator: "/")
+                let folder = path.hasPrefix("/") ? "/" + above : (above.isEmpty ? "." : above)
+                if Core.isFolder(folder) {
+                    add(folder, name: parts[depth])
+                    break
+                }
+            }
         }
         let stale = state.withLock { state -> [Int32] in
             let old = Set(state.filters.keys)
@@ -104,6 +117,11 @@ private final class Core: Sendable {
         }
         for wd in stale { inotify_rm_watch(descriptor, wd) }
         return problems
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
     /// Reads every pending event; any that concerns a watched name starts (or

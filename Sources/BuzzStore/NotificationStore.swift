@@ -16,13 +16,18 @@ public struct ShownNotification: Sendable, Equatable {
     public var channel: String
     /// When it was shown, seconds since 1970.
     public var shownAt: Int64
+    /// The unique bus name (`:1.42`) of the notification server that answered
+    /// `Notify`: a click or close on this notification counts only from it. nil
+    /// for a notification kept by a version that did not record it.
+    public var server: String?
 
-    public init(id: UInt32, eventID: String, contactID: String, channel: String, shownAt: Int64) {
+    public init(id: UInt32, eventID: String, contactID: String, channel: String, shownAt: Int64, server: String? = nil) {
         self.id = id
         self.eventID = eventID
         self.contactID = contactID
         self.channel = channel
         self.shownAt = shownAt
+        self.server = server
     }
 }
 
@@ -43,6 +48,12 @@ extension BuzzDatabase {
                 );
                 """)
         }
+        // Which server showed it: signals about a notification count only from
+        // that bus name (another process on the bus could send them). Rows kept
+        // before have none, and a click on them is ignored.
+        migrator.registerMigration("v5-notification-server") { db in
+            try db.execute(sql: "ALTER TABLE notification ADD COLUMN server TEXT")
+        }
     }
 
     /// Records a shown notification. A server numbers afresh after it restarts,
@@ -52,22 +63,22 @@ extension BuzzDatabase {
             try db.execute(sql: "DELETE FROM notification WHERE shown_at < ?",
                            arguments: [notification.shownAt - Self.shownNotificationRetention])
             try db.execute(sql: """
-                INSERT INTO notification (id, event_id, contact_id, channel, shown_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO notification (id, event_id, contact_id, channel, shown_at, server) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET event_id = excluded.event_id, contact_id = excluded.contact_id,
-                    channel = excluded.channel, shown_at = excluded.shown_at
+                    channel = excluded.channel, shown_at = excluded.shown_at, server = excluded.server
                 """, arguments: [Int64(notification.id), notification.eventID, notification.contactID,
-                                 notification.channel, notification.shownAt])
+                                 notification.channel, notification.shownAt, notification.server])
         }
     }
 
     /// The notification shown with `id`, if it is one of ours and still kept.
     public func shownNotification(id: UInt32) throws -> ShownNotification? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT id, event_id, contact_id, channel, shown_at FROM notification WHERE id = ?",
+            try Row.fetchOne(db, sql: "SELECT id, event_id, contact_id, channel, shown_at, server FROM notification WHERE id = ?",
                              arguments: [Int64(id)]).map { row in
                 let number: Int64 = row[0]
                 return ShownNotification(id: UInt32(truncatingIfNeeded: number), eventID: row[1], contactID: row[2],
-                                         channel: row[3], shownAt: row[4])
+                                         channel: row[3], shownAt: row[4], server: row[5])
             }
         }
     }

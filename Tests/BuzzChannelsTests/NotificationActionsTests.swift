@@ -104,6 +104,8 @@ struct NotificationActionsTests {
 
         let daemon = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
         try await daemon.waitForLog("listening for notification actions")
+        // Sent and kept: "listening" comes before the Notify, and a click before the id is kept finds nothing.
+        try await daemon.waitForLog("sent ana/0/")
         let shown = try Self.notifications(bus)
         #expect(shown.count == 1 && shown[0].contains(Self.actions), "\(shown)")
 
@@ -157,6 +159,7 @@ struct NotificationActionsTests {
 
         let first = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
         try await first.waitForLog("listening for notification actions")
+        try await first.waitForLog("sent ana/0/")  // not stopped while the reminder is on its way
         #expect(try Self.notifications(bus).count == 1)
         #expect(kill(first.pid, SIGTERM) == 0)
         #expect(try await first.waitForExit(within: .seconds(10)) == 0, "\(first.log)")
@@ -198,6 +201,49 @@ struct NotificationActionsTests {
             return false
         }
         #expect(snoozed.count == 1 && snoozed.first?["status"] == .string("sent"), "\(rows)")
+    }
+
+    /// Any process on the session bus can send `ActionInvoked` or
+    /// `NotificationClosed` to the daemon's connection by its unique name
+    /// (dbus-send does, below): neither is acted on unless its sender is the
+    /// server that answered the `Notify`, and after a restart of the daemon that
+    /// server's name comes from the store. The server's own click still works.
+    @Test(.enabled(if: gate, "needs dbus-daemon, python3-dbusmock and python3-aiosmtpd"))
+    func clicksAndClosesFromAnyoneButTheServerAreIgnoredBeforeAndAfterARestart() async throws {
+        let minute = Self.minute
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let sandbox = try await Self.world(minute: minute, smtpPort: port)
+        let ignored = "not the notification server that showed it"
+
+        let first = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
+        try await first.waitForLog("listening for notification actions")
+        try await first.waitForLog("sent ana/0/")  // shown, and its id and server kept
+        #expect(try Self.notifications(bus).count == 1)
+        let forgedTo = try await bus.forgeSignal("ActionInvoked", ["uint32:1", "string:birthdaybuzz-wish"])
+        #expect(!forgedTo.isEmpty)
+        try await first.waitForLog("a birthdaybuzz-wish click on notification 1 from :")
+        #expect(first.log.contains(ignored), "\(first.log)")
+        // A forged close would make the daemon forget the notification, and the real click after it.
+        try await bus.forgeSignal("NotificationClosed", ["uint32:1", "uint32:2"])
+        try await first.waitForLog("NotificationClosed on notification 1 from :")
+        #expect(kill(first.pid, SIGTERM) == 0)
+        #expect(try await first.waitForExit(within: .seconds(10)) == 0, "\(first.log)")
+        #expect(try sink.messages().isEmpty, "\(first.log)")
+
+        // A new daemon knows notification 1 from the store, with the server that showed it.
+        let second = try DaemonProcess(sandbox, now: Self.now, environment: bus.environment)
+        try await second.waitForLog("listening for notification actions")
+        try await bus.forgeSignal("ActionInvoked", ["uint32:1", "string:birthdaybuzz-wish"])
+        try await second.waitForLog(ignored)
+        #expect(try sink.messages().isEmpty, "\(second.log)")
+        try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
+        let mail = try await sink.waitForMessages(count: 1)
+        #expect(mail.first?.rcptTos == ["ana@example.org"], "\(second.log)")
+        #expect(kill(second.pid, SIGTERM) == 0)
+        #expect(try await second.waitForExit(within: .seconds(10)) == 0, "\(second.log)")
     }
 
     /// Without a daemon (`tick`), or on a server without the `actions` capability,

@@ -19,6 +19,8 @@ struct NotificationListenerTests {
         }
 
         let shownIDs = Mutex<[(UInt32, String, String)]>([])
+        /// The server that answered each `Notify` with actions.
+        let servers = Mutex<[String]>([])
         let signals = Signals()
         /// The channel sends a notification with actions over this listener's connection.
         let listener: NotificationListener
@@ -28,8 +30,9 @@ struct NotificationListenerTests {
             listener = NotificationListener(environment: environment) { signal in signals.withLock { $0.append(signal) } }
         }
 
-        func shown(notification id: UInt32, message: Message, channel: String) {
+        func shown(notification id: UInt32, server: String, message: Message, channel: String) {
             shownIDs.withLock { $0.append((id, message.id, channel)) }
+            servers.withLock { $0.append(server) }
         }
 
         func heard(_ signal: NotificationSignal) { signals.withLock { $0.append(signal) } }
@@ -134,8 +137,61 @@ struct NotificationListenerTests {
             """, [bus.address, String(sender), String(id)])
         #expect(unicast.status == 0, "\(unicast)")
         try await recorder.waitFor("the click sent to \(sender) alone") {
-            $0.contains(.actionInvoked(id: id, key: "birthdaybuzz-snooze"))
+            $0.contains { if case .actionInvoked(id, "birthdaybuzz-snooze", _) = $0 { true } else { false } }
         }
+    }
+
+    /// The notification comes with the unique name of the server that answered
+    /// `Notify`, and every signal with its sender's: a click forged by another
+    /// connection, sent to the listener's by name, is told from the server's.
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
+    func theServerThatShowedItAndEachSignalsSenderAreKnown() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let recorder = Recorder(environment: bus.environment)
+        defer { recorder.listener.stop() }
+        let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(), timeout: 5,
+                                  environment: bus.environment, actions: recorder)
+        let id = try await channel.deliverReturningID(Self.message(daysUntil: 0))
+        await channel.shutdown()
+        let server = try await bus.notificationServerName()
+        #expect(recorder.servers.withLock { $0 } == [server])
+
+        try await bus.forgeSignal("ActionInvoked", ["uint32:\(id)", "string:birthdaybuzz-wish"])
+        try await bus.forgeSignal("NotificationClosed", ["uint32:\(id)", "uint32:2"])
+        try await bus.emitActionInvoked(id: id, key: "birthdaybuzz-snooze")
+        try await recorder.waitFor("the forged click and close, and the server's click") { signals in
+            signals.contains(.actionInvoked(id: id, key: "birthdaybuzz-snooze", sender: server))
+                && signals.contains { if case .closed(id, 2, let sender?) = $0 { sender != server } else { false } }
+                && signals.contains { if case .actionInvoked(id, "birthdaybuzz-wish", let sender?) = $0 { sender != server } else { false } }
+        }
+    }
+
+    /// A notification with buttons stays until the user acts on it (dunst's
+    /// default expiry of 10 s would take the buttons with it); the others keep
+    /// the server's default, and a channel's own `expire_timeout` always wins.
+    @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
+    func aNotificationWithActionsIsResidentUnlessTheChannelSetsATimeout() async throws {
+        let bus = try await PrivateBus.start(capabilities: "actions body")
+        defer { bus.stop() }
+        let recorder = Recorder(environment: bus.environment)
+        defer { recorder.listener.stop() }
+        for expire in [nil, 8000, -1] as [Int?] {
+            let channel = DBusChannel(name: "desktop", options: DBusChannel.Options(expireTimeout: expire), timeout: 5,
+                                      environment: bus.environment, actions: recorder)
+            _ = try await channel.deliverReturningID(Self.message(daysUntil: 0))
+            _ = try await channel.deliverReturningID(Self.message(daysUntil: 1))
+            await channel.shutdown()
+        }
+        #expect(recorder.shownIDs.withLock { $0.count } == 3)
+        // Each logged call is a line that ends with its expire_timeout; the typed record says it is an int32.
+        let log = try bus.log()
+        let timeouts = log.split(separator: "\n").filter { $0.contains(" Notify ") }.map {
+            $0.split(separator: " ").last.map(String.init) ?? ""
+        }
+        #expect(timeouts == ["0", "-1", "8000", "8000", "-1", "-1"], "\(log)")
+        let typed = try await bus.recordedNotifyCalls().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(typed.contains("variant int32 0"), "\(typed)")
     }
 
     @Test(.enabled(if: gate, "needs dbus-daemon and python3-dbusmock"))
@@ -152,8 +208,10 @@ struct NotificationListenerTests {
         try await bus.emitActionInvoked(id: 3, key: "birthdaybuzz-snooze")
         try await bus.emitNotificationClosed(id: 3, reason: 2)
         try await recorder.waitFor("the click and the close") { $0.count == 3 }
-        #expect(recorder.signals.withLock { $0 } == [.listening, .actionInvoked(id: 3, key: "birthdaybuzz-snooze"),
-                                                     .closed(id: 3, reason: 2)])
+        // Each with the unique name of the connection that sent it: here the server.
+        let server = try await bus.notificationServerName()
+        #expect(recorder.signals.withLock { $0 } == [.listening, .actionInvoked(id: 3, key: "birthdaybuzz-snooze", sender: server),
+                                                     .closed(id: 3, reason: 2, sender: server)])
 
         let connected = try await bus.connectedClients()
         listener.stop()
@@ -180,7 +238,8 @@ struct NotificationListenerTests {
         listener.start()
         try await recorder.waitFor("listening again") { $0.last == .listening }
         try await bus.emitActionInvoked(id: 1, key: "birthdaybuzz-wish")
-        try await recorder.waitFor("the click") { $0.last == .actionInvoked(id: 1, key: "birthdaybuzz-wish") }
+        let server = try await bus.notificationServerName()
+        try await recorder.waitFor("the click") { $0.last == .actionInvoked(id: 1, key: "birthdaybuzz-wish", sender: server) }
         listener.stop()
     }
 

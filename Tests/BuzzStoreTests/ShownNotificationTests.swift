@@ -10,7 +10,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try !database.hasShownNotifications())
         let day: Int64 = 86_400
-        let first = ShownNotification(id: 7, eventID: "ana/0/2027-03-15", contactID: "ana", channel: "desktop", shownAt: 10 * day)
+        let first = ShownNotification(id: 7, eventID: "ana/0/2027-03-15", contactID: "ana", channel: "desktop", shownAt: 10 * day,
+                                      server: ":1.7")
         try database.recordShown(first)
         #expect(try database.shownNotification(id: 7) == first)
         #expect(try database.hasShownNotifications())
@@ -20,6 +21,7 @@ import Testing
         let reused = ShownNotification(id: 7, eventID: "bo/0/2027-03-16", contactID: "bo", channel: "desktop", shownAt: 11 * day)
         try database.recordShown(reused)
         #expect(try database.shownNotification(id: 7) == reused)
+        #expect(try database.shownNotification(id: 7)?.server == nil)
 
         try database.forgetShown(id: 7)
         #expect(try database.shownNotification(id: 7) == nil)

@@ -112,6 +112,32 @@ final class PrivateBus {
         return reply.split(separator: "\"").map(String.init).filter { $0.hasPrefix(":") }
     }
 
+    /// The unique name of the connection that owns `org.freedesktop.Notifications` (the server).
+    func notificationServerName() async throws -> String {
+        let reply = try await dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus.GetNameOwner", "string:org.freedesktop.Notifications"])
+        guard let name = reply.split(separator: "\"").map(String.init).first(where: { $0.hasPrefix(":") }) else {
+            throw StartError(description: "GetNameOwner named no owner: \(reply)")
+        }
+        return name
+    }
+
+    /// A bus neighbour's forgery: `dbus-send` (a connection of its own, not the
+    /// notification server) sends the `Notifications` signal `member` with
+    /// `arguments` (dbus-send's `uint32:1` form) to every other connection on the
+    /// bus by its unique name, as a process that guessed ours would; returns the
+    /// names it was sent to.
+    @discardableResult
+    func forgeSignal(_ member: String, _ arguments: [String]) async throws -> [String] {
+        let server = try await notificationServerName()
+        let targets = try await connectedClients().filter { $0 != server }
+        for target in targets {
+            _ = try await dbusSend(["--type=signal", "--dest=" + target, "/org/freedesktop/Notifications",
+                                    "org.freedesktop.Notifications." + member] + arguments, printReply: false)
+        }
+        return targets
+    }
+
     /// Stops the bus and its server and starts them again on the same socket,
     /// as a logout and login do; connections to the old bus see it hang up.
     func restart() async throws {
@@ -205,10 +231,10 @@ final class PrivateBus {
     }
 
     /// Runs `dbus-send --print-reply` on this bus and returns what it printed.
-    private func dbusSend(_ arguments: [String]) async throws -> String {
+    private func dbusSend(_ arguments: [String], printReply: Bool = true) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
-        process.arguments = ["--bus=" + address, "--print-reply", "--reply-timeout=5000"] + arguments
+        process.arguments = ["--bus=" + address] + (printReply ? ["--print-reply", "--reply-timeout=5000"] : []) + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
