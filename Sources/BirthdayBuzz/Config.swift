@@ -50,7 +50,7 @@ public struct BuzzConfig: Sendable {
         public var lockWait = 30
     }
 
-    /// `[sync]`: how the configured sources are synced around deliveries (DESIGN §3a).
+    /// `[sync]`: how the configured sources are synced around deliveries.
     public struct Sync: Sendable {
         /// Seconds `tick` waits for its sync before it delivers anyway (`tick_budget`).
         public var tickBudget = 20

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Source syncs that run beside delivery, never in front of it (DESIGN §3a):
+/// Source syncs that run beside delivery, never in front of it:
 /// each source on a thread of its own, so a server that is slow, silent or
 /// endless holds up neither a reminder nor a stop. The store is safe to share:
 /// its one connection serializes writes, and a sync opens its transaction only

@@ -75,6 +75,7 @@ public struct SourceSync: Sendable {
             }
         }
         let last = try store.sourceState(source.id)
+        let started = ContinuousClock.now
         do {
             let reading = SourceReading<SourceOutcome> { bytesRead, emit in
                 try source.read(previousState: last?.state, full: !onlyIfChanged, bytesRead: bytesRead, emit: emit)
@@ -108,7 +109,9 @@ public struct SourceSync: Sendable {
         }
         if let interval, !shouldStop() {
             if report.status == .failed {
-                let next = SyncRetry(after: retry, now: now, interval: interval)
+                // Counted from when the failure was known: a request that timed out took its time.
+                let elapsed = (ContinuousClock.now - started).components.seconds
+                let next = SyncRetry(after: retry, now: now + elapsed, interval: interval)
                 try next.save(source.id, in: store)
                 report.retryAt = next.at
             } else if retry != nil {

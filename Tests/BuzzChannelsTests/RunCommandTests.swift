@@ -626,14 +626,15 @@ extension RunCommandTests {
         #expect(try await sandbox.run(["import", file, "--now", Self.pinned(-3_600)]).status == 0)
 
         // The clock starts 2 s before the fire time; the start-up sync hangs on the server.
-        // (Both limits below leave a loaded machine room: on an idle one the
-        // reminder goes out at its second and the stop takes a few ms; before,
-        // both waited for the request's 30 s timeout.)
+        // (Both limits below leave a loaded machine room, with two cores
+        // shared by a dozen builds: on an idle one the reminder goes out at its
+        // second and the stop takes milliseconds; before, both waited for the
+        // request's 30 s timeout.)
         let daemon = try DaemonProcess(sandbox, now: Self.pinned(-2))
         try await daemon.waitUntilReady()
         _ = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(1))
         let delivered = Date().timeIntervalSince(daemon.startedAt)
-        #expect(delivered < 5, "delivered \(delivered) s after the start, for 2 s:\n\(daemon.log)")
+        #expect(delivered < 12, "delivered \(delivered) s after the start, for 2 s:\n\(daemon.log)")
         try await daemon.waitForLog("next wake")
         #expect(!daemon.log.contains("cloud"), "the sync is still waiting for the server:\n\(daemon.log)")
 
@@ -641,7 +642,7 @@ extension RunCommandTests {
         #expect(kill(daemon.pid, SIGTERM) == 0)
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
         let took = ContinuousClock.now - signalled
-        #expect(took < .seconds(3), "stopped \(took) after SIGTERM:\n\(daemon.log)")
+        #expect(took < .seconds(5), "stopped \(took) after SIGTERM:\n\(daemon.log)")
         #expect(daemon.log.contains("stopped"), "\(daemon.log)")
         withExtendedLifetime(silent) {}
     }
