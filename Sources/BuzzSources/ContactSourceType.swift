@@ -36,7 +36,9 @@ public protocol ContactSourceType: Sendable {
     /// (`tick`, `run` after a change) a type may read only what changed since
     /// `previousState` and say which contacts went (`.changes(removed:)`), as
     /// a vdir does by file and CardDAV by sync token. Throwing
-    /// writes nothing of this source. Errors are `SourceError`s: one line that
+    /// writes nothing of this source. The sync's store transaction opens at
+    /// the first `emit`: a type that waits for a server does all its waiting
+    /// before it (so a slow server never keeps deliveries from the store). Errors are `SourceError`s: one line that
     /// names the source, never a secret.
     func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
               emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome

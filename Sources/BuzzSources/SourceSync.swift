@@ -82,7 +82,7 @@ public struct SourceSync: Sendable {
             }
             do {
                 try reading.waitForData()
-                guard !shouldStop() else { throw SourceError.runtime("not synced: stopped while it was being read") }
+                guard !shouldStop() else { throw SourceError.runtime("stopped while it was being read") }
             } catch {
                 reading.cancel()
                 throw error
