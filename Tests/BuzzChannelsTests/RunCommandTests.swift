@@ -657,7 +657,7 @@ extension RunCommandTests {
         let daemon = try DaemonProcess(sandbox, now: "2030-06-01T12:00:00Z")
         try await daemon.waitUntilReady()
         try await daemon.waitForLog("source cloud: not synced")
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(1))
         let log = daemon.log
         let failures = log.split(separator: "\n").filter { $0.contains("cloud: not synced") }
         #expect(failures.count == 1, "\(log.prefix(3_000))")

@@ -272,14 +272,10 @@ struct TickCommandTests {
         let sink = HTTPSink()
         let base = try await sink.start()
         let silent = try SilentServer()
-        let sandbox = try await Self.world(sink: base, extra: """
-            [sync]
-            tick_budget = "1s"
-            [sources.cloud]
-            type = "carddav"
-            url = "\(silent.url)"
-            timeout = "30s"
-            """)
+        let sandbox = try await Self.world(sink: base, extra: "[sync]\ntick_budget = \"1s\"")
+        let config = try String(contentsOfFile: sandbox.configPath, encoding: .utf8)
+        try sandbox.writeConfig(config + "\n[sources.cloud]\ntype = \"carddav\"\nurl = \"\(silent.url)\"\ntimeout = \"30s\"\n")
+        chmod(sandbox.configPath, 0o600)
         let started = ContinuousClock.now
         let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         let took = ContinuousClock.now - started
