@@ -50,6 +50,12 @@ public struct BuzzConfig: Sendable {
         public var lockWait = 30
     }
 
+    /// `[sync]`: how the configured sources are synced around deliveries.
+    public struct Sync: Sendable {
+        /// Seconds `tick` waits for its sync before it delivers anyway (`tick_budget`).
+        public var tickBudget = 20
+    }
+
     public enum AskRoute: String, Sendable, CaseIterable { case sms, email, share }
     public enum EmailMode: String, Sendable, CaseIterable { case send, compose }
 
@@ -75,6 +81,7 @@ public struct BuzzConfig: Sendable {
     /// Sorted by name: the first group a contact matches is the one that applies.
     public var groups: [Group] = []
     public var delivery = Delivery()
+    public var sync = Sync()
     public var ask = Ask()
     public var export = Export()
     /// Sorted by name.

@@ -150,6 +150,14 @@ extension BuzzConfig {
             try delivery.finish()
         }
 
+        if let sync = try root.table("sync") {
+            if let budget = try sync.duration("tick_budget") {
+                guard budget > 0 else { throw sync.problem("tick_budget", "must be longer than 0s (tick --no-sync skips the sync)") }
+                self.sync.tickBudget = budget
+            }
+            try sync.finish()
+        }
+
         if let export = try root.table("export") {
             if let ics = try export.string("ics") {
                 guard !ics.isEmpty else { throw export.problem("ics", "is empty: name a file (e.g. \"~/.local/share/birthdaybuzz/birthdays.ics\")") }

@@ -109,6 +109,12 @@ max_backoff = "6h"
 # How long `buzz tick` waits for another running dispatcher before giving up (exit 0).
 lock_wait = "30s"
 
+[sync]
+# Sources sync beside delivery: `buzz run` sends every reminder on time whatever
+# a server does, and `buzz tick` waits this long for its sync, then delivers
+# with the contacts as they were (the source is synced at a later tick).
+tick_budget = "20s"
+
 [ask]
 # Asking contacts without a birthday for it: routes in order of preference.
 order = ["sms", "email", "share"]

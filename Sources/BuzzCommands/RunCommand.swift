@@ -207,23 +207,33 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         var failures = 0
         /// The calendar last written, without its DTSTAMP: rewritten only when it changes.
         var exported: String?
-        syncSources(setup, onlyIfChanged: false, watcher: watcher)
+        // Sources sync beside the deliveries (each on its own thread): a sync
+        // that ends wakes the loop, which then plans again.
+        let syncs = DaemonSourceSyncs(store: store, clock: clock, logger: logger, requests: requests)
+        startSyncs(setup, syncs, onlyIfChanged: false, watcher: watcher)
         do {
             while !requests.stopRequested {
                 if requests.takeReload() {
                     setup = await reloaded(from: setup)
                     _ = requests.takeSync()
-                    syncSources(setup, onlyIfChanged: true, watcher: watcher)
-                } else if requests.takeSync() || (nextSourceSync(setup).map { $0 <= clock.now() } ?? false) {
-                    syncSources(setup, onlyIfChanged: true, watcher: watcher)
+                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
+                } else if requests.takeSync() {
+                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
+                } else {
+                    // A source synced by the clock (CardDAV's interval, a failure's retry).
+                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher, dueAt: clock.now())
                 }
+                // After a sync, the folders again: a new sub-folder gets a watch.
+                if syncs.takeEnded() { watch(setup, watcher: watcher) }
                 let now = clock.now()
                 exportCalendar(setup, now: now, last: &exported)
                 var next: Int64?
                 do {
                     next = try await pass(setup, now: now)
-                    // A source synced by the clock (CardDAV's interval) wakes the loop too.
-                    if let sourceWake = nextSourceSync(setup) { next = min(next ?? sourceWake, sourceWake) }
+                    // A source synced by the clock wakes the loop too (one syncing now wakes it when it ends).
+                    if let sourceWake = nextSourceSync(setup, syncs, now: now) {
+                        next = min(next ?? sourceWake, sourceWake)
+                    }
                     failures = 0
                 } catch {
                     failures += 1
@@ -242,42 +252,58 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                 }
             }
         } catch {
+            syncs.stop()
             await setup.wiring.shutdown()
             throw error
         }
+        syncs.stop()
         await setup.wiring.shutdown()
     }
 
-    /// Syncs the configured sources (at start: all; later: the ones that
-    /// changed), then watches the local ones again (a new sub-folder gets a
-    /// watch). A source that cannot be read is logged and keeps its contacts.
-    private func syncSources(_ setup: DaemonSetup, onlyIfChanged: Bool, watcher: SourceWatcher?) {
+    /// Starts syncing the configured sources (at start: all, read whole; later:
+    /// the ones that changed, or with `dueAt`, those the clock has made due) on
+    /// threads of their own, and watches the local ones. A source that cannot
+    /// be read is logged when its sync ends and keeps its contacts.
+    private func startSyncs(_ setup: DaemonSetup, _ syncs: DaemonSourceSyncs, onlyIfChanged: Bool,
+                            watcher: SourceWatcher?, dueAt now: Int64? = nil) {
         let context = setup.context
         guard !context.config.sources.isEmpty else {
-            watcher?.watch([])
+            if now == nil { watcher?.watch([]) }
             return
         }
-        let logger = logger
         do {
-            let now = clock.now()
-            let sources = try context.configuredSources(today: context.clock.localDate(at: now))
-            let reports = try BuzzCommands.syncSources(sources, context: context, store: store, now: now,
-                                               onlyIfChanged: onlyIfChanged, showProgress: false,
-                                               warn: { logger.debug("\($0)") })
-            for report in reports {
-                switch report.status {
-                case .unchanged: logger.debug("source \(report.line)")
-                case .synced: logger.info("synced \(report.line)")
-                case .failed: logger.warning("source \(report.line)")
+            var sources = try context.configuredSources(today: context.clock.localDate(at: clock.now()))
+            if let now {
+                let running = syncs.running
+                sources = sources.filter { source in
+                    guard !running.contains(source.id), let next = nextClockSync(of: source, syncs, now: now) else { return false }
+                    return next <= now
                 }
+                guard !sources.isEmpty else { return }
+            } else {
+                watch(sources, watcher: watcher)
             }
-            if let watcher {
-                for problem in watcher.watch(sources.flatMap(\.watchedPaths)) {
-                    logger.warning("cannot watch \(problem); changes there are seen at the next start or SIGHUP")
-                }
-            }
+            syncs.start(sources, context: context, onlyIfChanged: onlyIfChanged)
         } catch {
             logger.error("sync failed: \(oneLine(error))")
+        }
+    }
+
+    /// Watches the local sources' paths (replacing what was watched).
+    private func watch(_ setup: DaemonSetup, watcher: SourceWatcher?) {
+        guard let watcher else { return }
+        let context = setup.context
+        guard !context.config.sources.isEmpty, let sources = try? context.configuredSources() else {
+            watcher.watch([])
+            return
+        }
+        watch(sources, watcher: watcher)
+    }
+
+    private func watch(_ sources: [any ContactSourceType], watcher: SourceWatcher?) {
+        guard let watcher else { return }
+        for problem in watcher.watch(sources.flatMap(\.watchedPaths)) {
+            logger.warning("cannot watch \(problem); changes there are seen at the next start or SIGHUP")
         }
     }
 
@@ -301,10 +327,20 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     }
 
     /// The earliest time a configured source wants a sync by the clock
-    /// (`ContactSourceType.nextSync`); nil when none does (vdir and file sources).
-    private func nextSourceSync(_ setup: DaemonSetup) -> Int64? {
+    /// (`SourceSync.nextAttempt`: its interval, or a failure's retry), leaving
+    /// out the ones syncing now; nil when none does (vdir and file sources).
+    private func nextSourceSync(_ setup: DaemonSetup, _ syncs: DaemonSourceSyncs, now: Int64) -> Int64? {
+        let running = syncs.running
         guard !setup.context.config.sources.isEmpty, let sources = try? setup.context.configuredSources() else { return nil }
-        return sources.compactMap { source in source.nextSync(after: try? store.sourceState(source.id, withState: false)) }.min()
+        return sources.filter { !running.contains($0.id) }.compactMap { nextClockSync(of: $0, syncs, now: now) }.min()
+    }
+
+    /// When the clock makes `source` due (`SourceSync.nextAttempt`), but never
+    /// sooner than `DaemonSourceSyncs.minimumGap` after its last start: should
+    /// the store fail to keep a failure's retry, the source is still not asked in a loop.
+    private func nextClockSync(of source: any ContactSourceType, _ syncs: DaemonSourceSyncs, now: Int64) -> Int64? {
+        guard let next = SourceSync.nextAttempt(of: source, store: store, now: now) else { return nil }
+        return max(next, syncs.earliestClockStart(of: source.id, now: now))
     }
 
     /// One round: contacts, lock, pass, unlock. Returns when to wake next.

@@ -12,8 +12,9 @@ struct TickCommand: AsyncParsableCommand {
         abstract: "Deliver everything due now (with catch-up) and retries that are due, then exit.",
         discussion: """
             For cron and systemd timers. First syncs the configured sources that changed since their last \
-            sync (a file's or a folder's files' size, mtime or inode), unless --no-sync or --dry-run; a source \
-            that cannot be read is reported and keeps its contacts. Exit 0: all good, nothing due, or another \
+            sync (a file's or a folder's files' size, mtime or inode; a carddav source's interval), unless \
+            --no-sync or --dry-run; a source that cannot be read, or is not read within [sync] tick_budget \
+            (default 20s), is reported, keeps its contacts and is tried again with backoff. Exit 0: all good, nothing due, or another \
             dispatcher is busy; 1: some delivery failed or waits for a retry. --now only moves the clock: it \
             really sends.
             """)
@@ -34,13 +35,33 @@ struct TickCommand: AsyncParsableCommand {
         let store = try context.openStore()
         if !noSync, !dryRun, !context.config.sources.isEmpty {
             // Sources first, so a birthday entered on the phone since the last
-            // tick is due in this one. Notes go to stderr: stdout stays the report.
-            let reports = try syncSources(try context.configuredSources(), context: context, store: store,
-                                          onlyIfChanged: true)
-            for report in reports where report.status != .unchanged {
-                if report.status == .failed || report.changedContacts || report.reason != nil || report.summary.skipped > 0 { printWarning("sync " + report.line) }
+            // tick is due in this one; but a server does not hold up the
+            // reminders: past `[sync] tick_budget` they go out with the contacts
+            // as they were. Notes go to stderr: stdout stays the report.
+            let sources = try context.configuredSources()
+            let budget = context.config.sync.tickBudget
+            let outcomes = await BackgroundSync.run(sources, context: context, store: store, budget: budget)
+            var changed = false
+            for (source, outcome) in zip(sources, outcomes) {
+                guard let outcome else {
+                    printWarning("sync \(source.label): not synced within the tick budget (\(budget) s); its contacts are kept as they were")
+                    // Counted as a failure: the next tick does not wait for it again at once.
+                    if let interval = source.syncInterval {
+                        let retry = SyncRetry(after: try? SyncRetry.load(source.id, from: store), now: context.now + Int64(budget),
+                                              interval: interval)
+                        try? retry.save(source.id, in: store)
+                    }
+                    continue
+                }
+                outcome.warnings.forEach(printWarning)
+                if let error = outcome.error { throw CLIError.runtime(error) }
+                guard let report = outcome.report, report.status != .unchanged else { continue }
+                if report.status == .failed || report.changedContacts || report.reason != nil || report.summary.skipped > 0 {
+                    printWarning("sync " + report.line)
+                }
+                changed = changed || report.changedContacts
             }
-            if reports.contains(where: \.changedContacts) { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
+            if changed { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
         }
         guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
                                                   wait: dryRun ? 0 : context.config.delivery.lockWait) else {

@@ -55,27 +55,25 @@ public struct CardDAVSource: ContactSourceType {
 
     // MARK: - When
 
-    /// When each source of this process last tried a sync (real time), so a
-    /// server that is down is tried again after `interval`, not at once.
-    private static let attempts = Mutex<[String: Int64]>([:])
+    // Times are the command's clock (`--now`, the daemon's clock), the one the
+    // store's `synced_at` and a failure's retry (`SyncRetry`) are written in.
 
-    private var lastAttempt: Int64? { CardDAVSource.attempts.withLock { $0[id] } }
+    public var syncInterval: Int? { options.interval }
 
     public func isDue(last: SourceState?, now: Int64) -> Bool {
-        guard let next = nextSync(after: last) else { return true }
-        return now >= next
+        // Never synced, or synced "later than now" (the clock was set back): due.
+        guard let synced = last?.syncedAt, synced <= now else { return true }
+        return now >= synced + Int64(options.interval)
     }
 
     public func nextSync(after last: SourceState?) -> Int64? {
-        let since = max(last?.syncedAt ?? 0, lastAttempt ?? 0)
-        return since + Int64(options.interval)
+        (last?.syncedAt ?? 0) + Int64(options.interval)
     }
 
     // MARK: - Reading
 
     public func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
-        CardDAVSource.attempts.withLock { $0[id] = Int64(time(nil)) }
         // The books and their tokens first; the ETags and ids (a line per card)
         // only when some book changed: an unchanged sync of 10,000 cards then
         // neither decodes nor rewrites them.

@@ -36,7 +36,9 @@ public protocol ContactSourceType: Sendable {
     /// (`tick`, `run` after a change) a type may read only what changed since
     /// `previousState` and say which contacts went (`.changes(removed:)`), as
     /// a vdir does by file and CardDAV by sync token. Throwing
-    /// writes nothing of this source. Errors are `SourceError`s: one line that
+    /// writes nothing of this source. The sync's store transaction opens at
+    /// the first `emit`: a type that waits for a server does all its waiting
+    /// before it (so a slow server never keeps deliveries from the store). Errors are `SourceError`s: one line that
     /// names the source, never a secret.
     func read(previousState: String?, full: Bool, bytesRead: (Int) -> Void,
               emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome
@@ -55,6 +57,12 @@ public protocol ContactSourceType: Sendable {
     /// Local sources return nil, so a daemon with only those sets no timer for them.
     func nextSync(after last: SourceState?) -> Int64?
 
+    /// Seconds between syncs by the clock (a CardDAV source's `interval`), or
+    /// nil for a source synced when its files change. A source with one that
+    /// fails is tried again with backoff, up to this long (`SyncRetry`); a
+    /// local one is tried again when it changes.
+    var syncInterval: Int? { get }
+
     /// Local paths whose changes `run` watches with inotify; empty for a
     /// remote source (which `run` syncs on its own interval instead).
     var watchedPaths: [String] { get }
@@ -72,6 +80,7 @@ extension ContactSourceType {
     public func fingerprint() -> String? { nil }
     public var watchedPaths: [String] { [] }
     public func nextSync(after last: SourceState?) -> Int64? { nil }
+    public var syncInterval: Int? { nil }
     public func estimatedBytes() -> Int { 0 }
     public func check() throws -> String { "\(label): nothing to check for a \(typeName) source" }
 

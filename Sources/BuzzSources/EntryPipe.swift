@@ -76,6 +76,16 @@ public final class EntryPipe: @unchecked Sendable {
         return nil
     }
 
+    /// Waits, without taking anything, until a batch is there or the producer
+    /// has ended (or the consumer cancelled); throws what stopped a producer
+    /// that ended without a batch.
+    public func waitForData() throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty, !finished, !cancelled { condition.wait() }
+        if queue.isEmpty, let failure { throw failure }
+    }
+
     /// The consumer gave up: release a producer waiting for room.
     public func cancel() {
         condition.lock()

@@ -282,4 +282,8 @@ public final class BuzzDatabase: Sendable {
                            arguments: [key, value])
         }
     }
+
+    public func removeMeta(_ key: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: [key]) }
+    }
 }

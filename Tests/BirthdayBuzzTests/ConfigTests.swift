@@ -34,6 +34,7 @@ import Testing
         #expect(config.delivery.maxAttempts == 8)
         #expect(config.delivery.maxBackoff == 6 * 3_600)
         #expect(config.delivery.lockWait == 30)
+        #expect(config.sync.tickBudget == 20)
         #expect(config.ask.order == [.sms, .email, .share])
         #expect(config.ask.cooldownDays == 30)
     }
@@ -85,6 +86,15 @@ import Testing
         #expect(Self.error(head + "password_env = \"A\"\npassword_file = \"b\"\n")?.description.contains("give only one of") == true)
         #expect(Self.error("[sources.dav]\ntype = \"carddav\"\nurl = \"ftp://x/\"\n")?.description.contains("must start with https://") == true)
         #expect(Self.error(head + "interval = \"5s\"\n")?.description.contains("at least 1m") == true)
+    }
+
+    /// `[sync] tick_budget`: a duration like the others, more than nothing; other keys are unknown.
+    @Test func syncTickBudget() throws {
+        #expect(try Self.load("").sync.tickBudget == 20)
+        #expect(try Self.load("[sync]\ntick_budget = \"1m30s\"\n").sync.tickBudget == 90)
+        #expect(Self.error("[sync]\ntick_budget = \"0s\"\n")?.description.contains("sync.tick_budget: must be longer than 0s") == true)
+        #expect(Self.error("[sync]\ntick_budget = 5\n")?.description.contains("has no unit") == true)
+        #expect(Self.error("[sync]\ninterval = \"1m\"\n")?.description == "config.toml:2:1: sync.interval: unknown key")
     }
 
     @Test func emptyFileIsTheEmbeddedDefaults() throws {

@@ -604,3 +604,66 @@ extension RunCommandTests {
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
     }
 }
+
+/// A CardDAV server never holds up a reminder: `run` syncs beside its
+/// deliveries, stops at once on SIGTERM whatever a server does, and tries a
+/// failing server again with backoff.
+extension RunCommandTests {
+    /// The server takes the connection and never answers (the request would
+    /// time out after 30 s): the reminder still goes out at its time, and
+    /// SIGTERM stops the daemon within a second.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func aSilentCardDAVServerHoldsUpNeitherAReminderNorTheStop() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let silent = try SilentServer()
+        let minute = Self.fireMinute
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(Self.config(sink: base, fireAt: minute)
+            + "\n[sources.cloud]\ntype = \"carddav\"\nurl = \"\(silent.url)\"\ntimeout = \"30s\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", Self.card(bornOn: minute))
+        #expect(try await sandbox.run(["import", file, "--now", Self.pinned(-3_600)]).status == 0)
+
+        // The clock starts 2 s before the fire time; the start-up sync hangs on the server.
+        // (Both limits below leave a loaded machine room, with two cores
+        // shared by a dozen builds: on an idle one the reminder goes out at its
+        // second and the stop takes milliseconds; before, both waited for the
+        // request's 30 s timeout.)
+        let daemon = try DaemonProcess(sandbox, now: Self.pinned(-2))
+        try await daemon.waitUntilReady()
+        _ = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(1))
+        let delivered = Date().timeIntervalSince(daemon.startedAt)
+        #expect(delivered < 12, "delivered \(delivered) s after the start, for 2 s:\n\(daemon.log)")
+        try await daemon.waitForLog("next wake")
+        #expect(!daemon.log.contains("cloud"), "the sync is still waiting for the server:\n\(daemon.log)")
+
+        let signalled = ContinuousClock.now
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")
+        let took = ContinuousClock.now - signalled
+        #expect(took < .seconds(5), "stopped \(took) after SIGTERM:\n\(daemon.log)")
+        #expect(daemon.log.contains("stopped"), "\(daemon.log)")
+        withExtendedLifetime(silent) {}
+    }
+
+    /// `run --now` a year ahead with a server that refuses the connection: one
+    /// failure, one log line, the next try 30 s later (it was thousands of tries a second).
+    @Test func anUnreachableCardDAVServerIsTriedAgainWithBackoffNotInALoop() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n[reminders]\nchannels = [\"console\"]\n"
+            + "[sources.cloud]\ntype = \"carddav\"\nurl = \"\(try SilentServer.refusedURL())\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let daemon = try DaemonProcess(sandbox, now: "2030-06-01T12:00:00Z")
+        try await daemon.waitUntilReady()
+        try await daemon.waitForLog("source cloud: not synced")
+        try await Task.sleep(for: .seconds(1))
+        let log = daemon.log
+        let failures = log.split(separator: "\n").filter { $0.contains("cloud: not synced") }
+        #expect(failures.count == 1, "\(log.prefix(3_000))")
+        #expect(failures.first?.contains("trying again at 2030-06-01T12:00:3") == true, "\(log.prefix(3_000))")
+        #expect(log.split(separator: "\n").count < 12, "\(log.prefix(3_000))")
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(try await daemon.waitForExit(within: .seconds(5)) == 0, "\(daemon.log)")
+    }
+}

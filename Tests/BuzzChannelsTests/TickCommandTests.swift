@@ -263,4 +263,31 @@ struct TickCommandTests {
         let body = try #require(try await sink.requests().first?.bodyJSON() as? [String: Any])
         #expect(body["title"] as? String == "Reminder for Person 0")
     }
+
+    /// A CardDAV server that takes the connection and never answers (a request
+    /// would time out after 30 s): `tick` waits `[sync] tick_budget` (1 s here)
+    /// for it, says so, and delivers; the next tick does not wait for it again
+    /// at once (the source backs off).
+    @Test func aSilentCardDAVServerHoldsTickUpOnlyForItsBudget() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let silent = try SilentServer()
+        let sandbox = try await Self.world(sink: base, extra: "[sync]\ntick_budget = \"1s\"")
+        let config = try String(contentsOfFile: sandbox.configPath, encoding: .utf8)
+        try sandbox.writeConfig(config + "\n[sources.cloud]\ntype = \"carddav\"\nurl = \"\(silent.url)\"\ntimeout = \"30s\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let started = ContinuousClock.now
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        let took = ContinuousClock.now - started
+        #expect(tick.status == 0, "\(tick)")
+        #expect(took < .seconds(10), "tick took \(took)")  // 1 s and the deliveries; before, the 30 s timeout
+        #expect(tick.stderr.contains("sync cloud: not synced within the tick budget (1 s); its contacts are kept"), "\(tick)")
+        #expect(tick.stdout.contains("1 due, 1 sent"), "\(tick)")
+        #expect(try await Self.keys(sink) == ["u0/1/2027-03-15"])
+
+        // Ten seconds later: the source waits for its retry, so the tick does not wait at all.
+        let again = try await sandbox.run(["tick", "--now", "2027-03-14T09:00:10Z"])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+        withExtendedLifetime(silent) {}
+    }
 }
