@@ -6,8 +6,10 @@ Usage: scripted_server.py SCRIPT.json [--exit-on-eof]
 SCRIPT.json maps a path to {"status": 207, "headers": {...}, "body": "..."};
 "{port}" in a header or body becomes the server's port. Unknown paths: 404.
 A key "PATH#TEXT" answers only requests to PATH whose body holds TEXT (the
-REPORT's kind, say), before the plain PATH key.
-Prints "READY <port>". GET /__requests lists [{"method", "path", "auth"}].
+REPORT's kind, say), before the plain PATH key; a key "METHOD PATH" ("PUT
+/book/a.vcf") answers only that method, before both.
+Prints "READY <port>". GET /__requests lists [{"method", "path", "auth",
+"body"}] (the request body as UTF-8 text, for checking a PUT byte for byte).
 """
 
 import json
@@ -37,11 +39,13 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
-        REQUESTS.append({"method": self.command, "path": self.path, "auth": "Authorization" in self.headers})
+        REQUESTS.append({"method": self.command, "path": self.path, "auth": "Authorization" in self.headers,
+                         "body": request_body})
         port = str(self.server.server_address[1])
-        entry = next((value for key, value in SCRIPT.items()
-                      if "#" in key and key.split("#", 1)[0] == self.path and key.split("#", 1)[1] in request_body),
-                     SCRIPT.get(self.path, {"status": 404, "body": ""}))
+        entry = SCRIPT.get(self.command + " " + self.path) or next(
+            (value for key, value in SCRIPT.items()
+             if "#" in key and key.split("#", 1)[0] == self.path and key.split("#", 1)[1] in request_body),
+            SCRIPT.get(self.path, {"status": 404, "body": ""}))
         body = entry.get("body", "").replace("{port}", port).encode()
         self.send_response(entry.get("status", 200))
         for name, value in entry.get("headers", {}).items():
