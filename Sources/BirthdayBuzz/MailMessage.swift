@@ -45,9 +45,14 @@ public struct Mailbox: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name.map { "\($0) <\(address)>" } ?? address }
 
     /// The header form: the name as a quoted string or RFC 2047 encoded word.
-    var headerValue: String {
-        guard let name = name.map(MailMessage.headerSafeValue), !name.isEmpty else { return address }
-        return MailMessage.encodePhrase(name) + " <" + address + ">"
+    var headerValue: String { headerTokens(room: MailMessage.lineLimit).joined(separator: " ") }
+
+    /// The header form as pieces a header may be folded between: the name's
+    /// (a quoted string, or encoded words) and then `<address>`. `room` is
+    /// what is left of the line the first piece goes on.
+    func headerTokens(room: Int) -> [String] {
+        guard let name = name.map(MailMessage.headerSafeValue), !name.isEmpty else { return [address] }
+        return MailMessage.encodePhrase(name, room: room) + ["<" + address + ">"]
     }
 }
 
@@ -72,10 +77,16 @@ public enum MailMessage {
                                date: Date, autoSubmitted: Bool = false) -> [UInt8] {
         var lines: [String] = []
         lines.append("Date: " + rfc5322Date(date))
-        lines.append("From: " + from.headerValue)
-        lines.append("To: " + to.map(\.headerValue).joined(separator: ", "))
-        lines.append("Subject: " + encodeUnstructured(headerSafeValue(subject)))
-        lines.append("Message-ID: " + messageID(eventID: eventID, from: from))
+        lines.append(folded("From", from.headerTokens(room: lineLimit - "From: ".count)))
+        var recipients: [String] = []
+        for (index, mailbox) in to.enumerated() {
+            var tokens = mailbox.headerTokens(room: recipients.isEmpty ? lineLimit - "To: ".count : lineLimit - 1)
+            if index < to.count - 1 { tokens[tokens.count - 1] += "," }
+            recipients += tokens
+        }
+        lines.append(folded("To", recipients))
+        lines.append(folded("Subject", encodeUnstructured(headerSafeValue(subject), room: lineLimit - "Subject: ".count)))
+        lines.append(folded("Message-ID", [messageID(eventID: eventID, from: from)]))
         if autoSubmitted { lines.append("Auto-Submitted: auto-generated") }
         lines.append("MIME-Version: 1.0")
         lines.append("Content-Type: text/plain; charset=utf-8")
@@ -144,41 +155,81 @@ public enum MailMessage {
         OneLine.collapsed(text)
     }
 
-    /// A one-line header value, RFC 2047-encoded when it is not printable ASCII.
-    public static func encodedHeaderValue(_ text: String) -> String {
-        encodeUnstructured(headerSafeValue(text)).replacingOccurrences(of: "\r\n ", with: " ")
-    }
+    /// The line length a header is folded to (RFC 5322 §2.1.1: lines SHOULD
+    /// be at most 78 characters; a server refuses one over 998).
+    static let lineLimit = 78
 
-    /// An unstructured header value: as is when printable ASCII, else RFC 2047 `B` words.
-    static func encodeUnstructured(_ text: String) -> String {
-        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) { return text }
-        return encodedWords(text)
-    }
-
-    /// A display name: a quoted string when ASCII, else RFC 2047 `B` words.
-    static func encodePhrase(_ text: String) -> String {
-        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) {
-            return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
-        return encodedWords(text)
-    }
-
-    /// `=?UTF-8?B?…?=` words of at most 75 characters, split between characters
-    /// (never inside a UTF-8 sequence), joined by folding white space.
-    static func encodedWords(_ text: String) -> String {
-        var words: [String] = []
-        var chunk: [UInt8] = []
-        // 75 - len("=?UTF-8?B??=") = 63 base64 characters → 45 bytes.
-        for character in text {
-            let bytes = Array(String(character).utf8)
-            if chunk.count + bytes.count > 45, !chunk.isEmpty {
-                words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
-                chunk.removeAll()
+    /// `Name: ` and the pieces, separated by single spaces and folded (RFC 5322
+    /// §2.2.3: CRLF before the space) wherever the line would grow past
+    /// `lineLimit`. Removing the CRLFs gives back the value with its single
+    /// spaces. Each piece is at most 76 characters, so every line fits, except
+    /// an address or Message-ID, which cannot be folded and is at most 300.
+    static func folded(_ name: String, _ pieces: [String]) -> String {
+        var out = name + ":"
+        var lineLength = out.utf8.count
+        for piece in pieces {
+            let length = piece.utf8.count
+            // Also before the first piece (`Subject:` CRLF SP …): the space after the colon is folding white space too.
+            if lineLength > 0, lineLength + 1 + length > lineLimit {
+                out += "\r\n"
+                lineLength = 0
             }
-            chunk += bytes
+            out += " " + piece
+            lineLength += 1 + length
         }
-        if !chunk.isEmpty { words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=") }
-        return words.joined(separator: "\r\n ")
+        return out
+    }
+
+    /// A one-line header value, RFC 2047-encoded when it is not printable ASCII
+    /// (HTTP headers are not folded: the words are joined by spaces).
+    public static func encodedHeaderValue(_ text: String) -> String {
+        encodeUnstructured(headerSafeValue(text), room: lineLimit).joined(separator: " ")
+    }
+
+    /// An unstructured header value (one line, single spaces) as pieces to fold
+    /// between: its words when it is printable ASCII whose every word fits on a
+    /// line of its own and nothing looks like an encoded word; else RFC 2047 `B`
+    /// words for the whole text (a word of 984 letters has no place to fold).
+    /// `room` is what is left of the first line.
+    static func encodeUnstructured(_ text: String, room: Int) -> [String] {
+        let words = text.split(separator: " ").map(String.init)
+        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }), !text.contains("=?"),
+           words.allSatisfy({ $0.utf8.count <= lineLimit - 2 }) {
+            return words
+        }
+        return encodedWords(text, room: room)
+    }
+
+    /// A display name: a quoted string when printable ASCII and short enough
+    /// for a line, else RFC 2047 `B` words (allowed in a phrase, and folded between).
+    static func encodePhrase(_ text: String, room: Int) -> [String] {
+        if text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) {
+            let quoted = "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            if quoted.utf8.count <= lineLimit - 2 { return [quoted] }
+        }
+        return encodedWords(text, room: room)
+    }
+
+    /// `=?UTF-8?B?…?=` words, each at most 75 characters (RFC 2047 §2) and
+    /// whole UTF-8 sequences (never a character split between two words, §5).
+    /// The first fits in `room` (what is left of the header's first line), the
+    /// others on a line of their own after the folding space.
+    static func encodedWords(_ text: String, room: Int) -> [String] {
+        // "=?UTF-8?B?" + base64 + "?=": 12 characters around 4 per 3 bytes; 75 at most → 45 bytes.
+        func bytesFitting(_ characters: Int) -> Int { max(6, min(45, (characters - 12) / 4 * 3)) }
+        let bytes = Array(text.utf8)
+        var words: [String] = []
+        var start = 0
+        var limit = bytesFitting(room)
+        while start < bytes.count {
+            var end = min(bytes.count, start + limit)
+            // Back off to the start of a UTF-8 sequence (a continuation byte is 10xxxxxx).
+            while end < bytes.count, end > start + 1, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+            words.append("=?UTF-8?B?" + Data(bytes[start..<end]).base64EncodedString() + "?=")
+            start = end
+            limit = bytesFitting(lineLimit - 1)
+        }
+        return words
     }
 
     /// `Mon, 23 Nov 2026 09:00:00 +0000`.

@@ -5,7 +5,8 @@ import Foundation
 /// Feed it bytes in chunks of any size; it emits one `ImportEntry` per card as
 /// soon as the card ends, so a 100k-card file is never held in memory. Values
 /// of PHOTO, LOGO, SOUND and KEY are dropped while streaming. Handles folded
-/// lines, CRLF or LF, a UTF-8 BOM, QUOTED-PRINTABLE soft breaks and CHARSET
+/// lines, CRLF, LF or CR line ends (mixed too), a UTF-8 BOM (also before a
+/// card in the middle of a file), QUOTED-PRINTABLE soft breaks and CHARSET
 /// (2.1), lowercase names, group prefixes (`item1.TEL`) and escaped values.
 ///
 /// A truncated card (a BEGIN:VCARD before its END:VCARD, or the end of input)
@@ -21,6 +22,8 @@ public struct VCardReader {
 
     private var partial: [UInt8] = []
     private var atStart = true
+    /// The previous chunk ended in a CR: an LF starting this one belongs to it.
+    private var skipLineFeed = false
     private var logical = LogicalLine()
     private var card: CardBuilder?
     private var cardNumber = 0
@@ -54,28 +57,56 @@ public struct VCardReader {
                 atStart = false
             } else { return }
         }
-        while remaining > 0 {
-            let buffer = UnsafeBufferPointer(start: base, count: remaining)
-            guard let found = memchr(base, 0x0A, remaining) else {
-                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: buffer) }
+        if skipLineFeed, remaining > 0 {
+            // The LF of a CRLF whose CR ended the previous chunk.
+            if base[0] == 0x0A { base += 1; remaining -= 1 }
+            skipLineFeed = false
+        }
+        // A line ends at CR, LF or CRLF (a CR-only or mixed file is read as
+        // its author's editor showed it, and as an XML parser hands a card
+        // over). The next LF and the next CR are each looked for once and
+        // kept until passed, so a file of one kind is read in one pass.
+        let count = remaining
+        var position = 0
+        var nextLF = -1
+        var nextCR = -1
+        while position < count {
+            if nextLF < position {
+                nextLF = memchr(base + position, 0x0A, count - position).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? count
+            }
+            if nextCR < position {
+                nextCR = memchr(base + position, 0x0D, count - position).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? count
+            }
+            let end = min(nextLF, nextCR)
+            let rest = UnsafeBufferPointer(start: base + position, count: count - position)
+            guard end < count else {
+                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: rest) }
                 return
             }
-            let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            var next = end + 1
+            if end == nextCR {
+                if next < count {
+                    if base[next] == 0x0A { next += 1 }
+                } else {
+                    skipLineFeed = true
+                }
+            }
+            let length = end - position
             if partial.isEmpty {
-                physicalLine(UnsafeBufferPointer(rebasing: buffer[..<newline]), emit)
+                physicalLine(UnsafeBufferPointer(rebasing: rest[..<length]), emit)
             } else {
-                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: buffer[..<newline]) }
+                if partial.count < maxLineBytes + 2 { partial.append(contentsOf: rest[..<length]) }
                 let line = partial
                 partial.removeAll(keepingCapacity: true)
                 line.withUnsafeBufferPointer { physicalLine($0, emit) }
             }
-            base += newline + 1
-            remaining -= newline + 1
+            position = next
         }
     }
 
     /// Ends the input: flushes the last line and reports a card left open.
     public mutating func finish(_ emit: (ImportEntry) -> Void) {
+        skipLineFeed = false
         if !partial.isEmpty {
             let line = partial
             partial.removeAll()
@@ -91,10 +122,9 @@ public struct VCardReader {
 
     // MARK: - Lines
 
-    /// One line between LF bytes, its trailing CR removed here.
+    /// One line without its line end (CR, LF or CRLF).
     private mutating func physicalLine(_ raw: UnsafeBufferPointer<UInt8>, _ emit: (ImportEntry) -> Void) {
         var line = raw
-        if let last = line.last, last == 0x0D { line = UnsafeBufferPointer(rebasing: line.dropLast()) }
         if logical.active {
             if let first = line.first, first == 0x20 || first == 0x09 {  // folded continuation
                 let rest = UnsafeBufferPointer(rebasing: line.dropFirst())
@@ -118,6 +148,9 @@ public struct VCardReader {
             }
         }
         completeLogicalLine(emit)
+        // A byte-order mark at the start of a line is not part of it: files
+        // joined with `cat` carry one before each card (the first is skipped above).
+        if line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF { line = UnsafeBufferPointer(rebasing: line.dropFirst(3)) }
         if line.isEmpty { return }
         logical.start(line, interesting: card != nil || startsBegin(line))
         checkLength(line.count)

@@ -1,6 +1,17 @@
+import BirthdayBuzz
+
+/// Why a write-back was refused before anything was sent: the card's text
+/// cannot be changed in its BDAY line alone with a result that reads back as
+/// asked. The caller keeps the local decision and says so.
+public struct BirthdayLineError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
 /// The card's text with its birthday changed and nothing else: every other
 /// byte — photos, unknown properties, the folding and line ends of other
-/// lines — stays as the server served it (DESIGN §3a, write-back).
+/// lines, a byte-order mark — stays as the server served it (write-back).
+/// CRLF, LF and a lone CR are each a line end, in any mix.
 ///
 /// `property` is the whole unfolded BDAY line without its line end, as
 /// `birthdayProperty(year:month:day:forCard:)` makes it (`"BDAY:1990-05-17"`);
@@ -11,13 +22,25 @@
 /// replaces, else of the card's first line. CR and LF inside `property` are
 /// dropped, so it can never add a line.
 ///
+/// Throws `BirthdayLineError`, and nothing is to be sent, when the change
+/// cannot be made exactly: the text is not one vCard (no `BEGIN:VCARD` …
+/// `END:VCARD`, or a second card after it), or the result would not read
+/// back — with the same reader a sync uses — as the same contact with only
+/// its birthday changed to what `property` says.
+///
 /// ```swift
-/// let text = replacingBirthday(in: served, with: "BDAY:1990-05-17")
+/// let text = try replacingBirthday(in: served, with: "BDAY:1990-05-17")
 /// ```
-public func replacingBirthday(in cardText: String, with property: String?) -> String {
+public func replacingBirthday(in cardText: String, with property: String?) throws -> String {
+    let result = try replacingBirthdayLine(in: cardText, with: property)
+    try checkReadsBack(original: cardText, written: result, property: property)
+    return result
+}
+
+private func replacingBirthdayLine(in cardText: String, with property: String?) throws -> String {
     let bytes = Array(cardText.utf8)
     let lines = physicalLines(bytes)
-    guard !lines.isEmpty else { return cardText }
+    guard !lines.isEmpty else { throw BirthdayLineError(message: "the card's text is empty") }
 
     // Logical properties: a line and the folded lines (starting with space or tab) after it.
     var properties: [(start: Int, end: Int, firstLine: Int)] = []
@@ -32,18 +55,26 @@ public func replacingBirthday(in cardText: String, with property: String?) -> St
 
     var depth = 0
     var birthdays: [Int] = []  // indexes into properties
+    var beginOfCard: Int?
     var endOfCard: Int?
     for (index, logical) in properties.enumerated() {
         let name = propertyName(bytes, from: logical.start, to: logical.end)
         let value = leadingValue(bytes, from: logical.start, to: logical.end)
         if name == "BEGIN", value == "VCARD" {
+            if depth == 0, beginOfCard != nil {
+                throw BirthdayLineError(message: "the card's text holds more than one vCard")
+            }
+            if depth == 0 { beginOfCard = index }
             depth += 1
         } else if name == "END", value == "VCARD" {
             if depth == 1, endOfCard == nil { endOfCard = index }
-            depth -= 1
+            depth = max(0, depth - 1)
         } else if name == "BDAY", depth == 1, endOfCard == nil {
             birthdays.append(index)
         }
+    }
+    guard beginOfCard != nil, let endOfCard else {
+        throw BirthdayLineError(message: "the card's text is not a whole vCard (BEGIN:VCARD … END:VCARD)")
     }
 
     let cleaned: [UInt8]? = property.map { Array($0.utf8.filter { $0 != 0x0D && $0 != 0x0A }) }
@@ -69,10 +100,9 @@ public func replacingBirthday(in cardText: String, with property: String?) -> St
             cursor = logical.end
         }
     } else if let cleaned {
-        let insertAt = endOfCard.map { properties[$0].start } ?? bytes.count
-        let eol = lineEnd(ofLine: endOfCard.map { properties[$0].firstLine } ?? lines.count - 1)
+        let insertAt = properties[endOfCard].start
+        let eol = lineEnd(ofLine: properties[endOfCard].firstLine)
         out += bytes[cursor..<insertAt]
-        if insertAt == bytes.count, let last = lines.last, last.contentEnd == last.end { out += eol }  // no line end before
         out += cleaned
         out += eol
         cursor = insertAt
@@ -81,6 +111,32 @@ public func replacingBirthday(in cardText: String, with property: String?) -> St
     }
     out += bytes[cursor...]
     return String(decoding: out, as: UTF8.self)
+}
+
+/// The written text, read as a sync reads it, must be the same single contact
+/// as the original with only its birthday changed, to the one `property` gives.
+private func checkReadsBack(original: String, written: String, property: String?) throws {
+    func single(_ text: String) -> ContactCard? {
+        var found: [ContactCard] = []
+        var skipped = false
+        VCardReader.parse(text) { entry in
+            switch entry {
+            case .card(let card, _): found.append(card)
+            case .skipped: skipped = true
+            }
+        }
+        return found.count == 1 && !skipped ? found[0] : nil
+    }
+    guard let before = single(original) else {
+        throw BirthdayLineError(message: "the card's text does not read as one vCard")
+    }
+    let asked = property.flatMap { single("BEGIN:VCARD\r\n" + String(decoding: $0.utf8.filter { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self) + "\r\nEND:VCARD\r\n") }
+    var expected = before
+    expected.birthday = asked?.birthday
+    expected.birthdayText = asked?.birthdayText
+    guard let after = single(written), after == expected else {
+        throw BirthdayLineError(message: "the card would not read back with only its birthday changed")
+    }
 }
 
 /// A BDAY line for `replacingBirthday(in:with:)` in the form the card's vCard
@@ -148,9 +204,16 @@ private func unfoldedPrefix(_ bytes: [UInt8], from start: Int, to end: Int, limi
     return out
 }
 
+/// Where a property's text starts: after a byte-order mark at the start of
+/// its line (the card's first line, or a card joined to others with `cat`),
+/// as the reader skips it.
+private func afterByteOrderMark(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Int {
+    end - start >= 3 && bytes[start] == 0xEF && bytes[start + 1] == 0xBB && bytes[start + 2] == 0xBF ? start + 3 : start
+}
+
 /// The property's name, upper-cased, without a group prefix (`item1.BDAY` → `BDAY`).
 private func propertyName(_ bytes: [UInt8], from start: Int, to end: Int) -> String {
-    let prefix = unfoldedPrefix(bytes, from: start, to: end)
+    let prefix = unfoldedPrefix(bytes, from: afterByteOrderMark(bytes, start, end), to: end)
     let name = prefix.prefix { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: ";") }
     let bare = name.lastIndex(of: UInt8(ascii: ".")).map { name[($0 + 1)...] } ?? name[...]
     return String(decoding: bare, as: UTF8.self).uppercased().trimmingWhitespaceASCII()
@@ -158,7 +221,7 @@ private func propertyName(_ bytes: [UInt8], from start: Int, to end: Int) -> Str
 
 /// The start of the value after the first colon, upper-cased (for BEGIN/END:VCARD).
 private func leadingValue(_ bytes: [UInt8], from start: Int, to end: Int) -> String {
-    let prefix = unfoldedPrefix(bytes, from: start, to: end, limit: 40)
+    let prefix = unfoldedPrefix(bytes, from: afterByteOrderMark(bytes, start, end), to: end, limit: 40)
     guard let colon = prefix.firstIndex(of: UInt8(ascii: ":")) else { return "" }
     return String(decoding: prefix[(colon + 1)...], as: UTF8.self).uppercased().trimmingWhitespaceASCII()
 }

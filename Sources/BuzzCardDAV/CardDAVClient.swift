@@ -458,6 +458,7 @@ public final class CardDAVClient: Sendable {
     /// server's exact text and ETag, else GETs them; on 412 (changed on the
     /// server in between) fetches the card again and applies the change once more.
     /// Returns the card as written (its ETag nil when the server did not say it).
+    /// Throws `BirthdayLineError`, with nothing PUT, when the change cannot be made exactly.
     @discardableResult
     public func writeBirthday(href: String, property: String?, known: RemoteCard? = nil) async throws -> RemoteCard {
         var card: RemoteCard
@@ -467,7 +468,7 @@ public final class CardDAVClient: Sendable {
             card = try await get(href: href)
         }
         for attempt in 0..<2 {
-            let text = replacingBirthday(in: card.text, with: property)
+            let text = try replacingBirthday(in: card.text, with: property)
             if text == card.text { return card }
             do {
                 let etag = try await put(href: href, text: text, etag: card.etag)

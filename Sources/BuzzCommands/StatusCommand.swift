@@ -13,7 +13,7 @@ struct StatusCommand: ParsableCommand {
         discussion: """
             --json: {"today":[names],"next":{"name","date","days_until"} or null} (next is the nearest birthday \
             after today). --waybar: waybar's custom-module JSON (text, tooltip, class "today", "soon" within \
-            7 days, else "none").
+            7 days, else "none"); text and tooltip are Pango markup, names escaped in them.
             """)
 
     @ParentCommand var root: Buzz
@@ -60,8 +60,9 @@ struct StatusCommand: ParsableCommand {
         if waybar {
             var object = JSONObject()
             let status = StatusLine(today: todays, next: next)
-            object.add("text", status.barText)
-            object.add("tooltip", status.tooltip)
+            // waybar reads both as Pango markup: a name's `&` or `<` must not be markup.
+            object.add("text", PangoMarkup.escaped(status.barText))
+            object.add("tooltip", PangoMarkup.escaped(status.tooltip))
             object.add("class", status.cssClass)
             print(object.json)
             return

@@ -176,8 +176,9 @@ public struct CardDAVSource: ContactSourceType {
     /// not fetch it again, and the hand entry (or "no birthday") the command
     /// recorded is dropped: the card holds the birthday now, and a later edit
     /// on the phone wins as any card change does. Throws `SourceError` (one
-    /// line) when the card is not known or the server did not take it; the
-    /// hand entry then stays.
+    /// line) when the card is not known, the server did not take it, or its
+    /// text cannot be changed in its BDAY line alone (refused before the PUT);
+    /// the hand entry then stays.
     public func writeBirthday(_ birthday: Birthday?, contactID: String, store: BuzzDatabase, now: Int64,
                               includeByDefault: Bool) throws {
         guard let stored = try store.sourceState(id), let state = stored.state.flatMap(CardDAVState.decode),
@@ -185,19 +186,31 @@ public struct CardDAVSource: ContactSourceType {
             throw SourceError.runtime("the card of \(contactID) is not known from the server yet (buzz sync reads it)")
         }
         let client = try makeClient()
-        let written: RemoteCard
+        let outcome: Result<RemoteCard, BirthdayLineError>
         do {
-            written = try blocking {
+            outcome = try blocking {
                 let card = try await client.get(href: href)
                 if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
                 let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
-                return try await client.writeBirthday(href: href, property: property, known: card)
+                do {
+                    return .success(try await client.writeBirthday(href: href, property: property, known: card))
+                } catch let refused as BirthdayLineError {
+                    return .failure(refused)
+                }
             }
         } catch var error as SourceError {
             // A sync is tried again by itself; a write-back is not: the user runs the command again.
             error.message = error.message.replacingOccurrences(of: " (tried again at the next sync)", with: "")
                 + "; run the command again to write it"
             throw error
+        }
+        // Refused before the PUT (the card's text cannot be changed in its BDAY
+        // line alone): running the command again would not help.
+        let written: RemoteCard
+        switch outcome {
+        case .success(let card): written = card
+        case .failure(let refused):
+            throw SourceError.runtime("\(href.removingPercentEncoding ?? href): \(refused.message), so nothing was sent")
         }
         _ = try store.syncSource(id, label: stored.label, now: stored.syncedAt ?? now, includeByDefault: includeByDefault) { session in
             var reader = VCardReader()

@@ -80,4 +80,33 @@ import Testing
         let both = try await sandbox.run(["status", "--json", "--waybar"])
         #expect(both.status == 2 && both.stderrLines.count == 1, "\(both)")
     }
+    /// waybar reads `text` and `tooltip` as Pango markup: `&`, `<`, `>` and
+    /// quotes in names are escaped there, and only there (`--json` is JSON, and
+    /// the plain line is text).
+    @Test func waybarEscapesNamesForPango() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n")
+        let cards = [
+            VCard.card(uid: "tj", name: "Tom & Jerry", bday: "1990-03-15"),
+            VCard.card(uid: "big", name: "<span size=\"50000\">Big</span>", bday: "1991-03-15"),
+            VCard.card(uid: "ob", name: "Kate O'Brien", bday: "1992-03-20"),
+        ].joined()
+        let file = try sandbox.write("people.vcf", cards)
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        #expect(try await sandbox.run(["include", "tj", "big", "ob"]).status == 0)
+
+        let result = try await sandbox.run(["status", "--waybar", "--now", "2027-03-15T10:00"])
+        #expect(result.status == 0, "\(result)")
+        let waybar = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String])
+        #expect(waybar["text"] == "🎂 &lt;span size=&quot;50000&quot;&gt;Big&lt;/span&gt;, Tom &amp; Jerry", "\(waybar)")
+        #expect(waybar["tooltip"] == "Today: &lt;span size=&quot;50000&quot;&gt;Big&lt;/span&gt; (36), Tom &amp; Jerry (37)\n"
+                + "Next: Kate O&#39;Brien (35), in 5 days (2027-03-20)", "\(waybar)")
+
+        let json = try await sandbox.run(["status", "--json", "--now", "2027-03-15T10:00"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["today"] as? [String])?.sorted() == ["<span size=\"50000\">Big</span>", "Tom & Jerry"], "\(json)")
+        #expect((object["next"] as? [String: Any])?["name"] as? String == "Kate O'Brien", "\(json)")
+        let plain = try await sandbox.run(["status", "--now", "2027-03-15T10:00"])
+        #expect(plain.stdout.contains("Tom & Jerry (37)") && plain.stdout.contains("<span size=\"50000\">Big</span>"), "\(plain)")
+    }
 }

@@ -212,6 +212,47 @@ import CCurl
         }
     }
 
+    /// A long name (issue 18: 984 characters made a Subject of over 998
+    /// octets, and the server answered "500 Line too long" for good) and the
+    /// longest a card can hold: every header is folded, the mail is taken, and
+    /// the Subject and To decode to what was sent.
+    @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
+    func longNamesAreFoldedAndTheMailIsTaken() async throws {
+        let sink = SMTPSink()
+        let port = try await sink.start()
+        let mail = try Self.channel(port: port)
+        let long = String(repeating: "A", count: 984)
+        let longest = String(repeating: "Jürgen ", count: (VCardReader().maxLineBytes - 3) / 8)
+            .trimmingCharacters(in: .whitespaces)
+        for (index, name) in [long, longest].enumerated() {
+            let reminder = Message(kind: .reminder, id: "urn:uuid:9/\(index)/2027-03-15", title: "Birthday of \(name)",
+                                   body: "Tomorrow.", contact: .init(id: "urn:uuid:9", name: name), locale: "en")
+            try await mail.deliver(reminder)
+        }
+        // An ask goes to the contact, the name in To as well as in the Subject.
+        let ask = Message(kind: .ask, id: "c/ask/1", title: "When is your birthday, \(long)?", body: "Tell me.",
+                          contact: .init(id: "c", name: long), recipient: .email("c@example.org"))
+        try await mail.deliver(ask)
+        let messages = try await sink.waitForMessages(count: 3)
+        await mail.shutdown()
+        for message in messages {
+            let head = message.data.components(separatedBy: "\r\n\r\n")[0]
+            let widest = head.components(separatedBy: "\r\n").map(\.utf8.count).max() ?? 0
+            #expect(widest <= 78, "a header line of \(widest) octets")
+        }
+        // Python's email package (an independent decoder) reads the 984-character ones back.
+        #expect(try await Self.decodeHeader(try #require(messages[0].header("Subject"))) == "Birthday of \(long)")
+        #expect(try await Self.decodeHeader(try #require(messages[2].header("Subject"))) == "When is your birthday, \(long)?")
+        #expect(try await Self.decodeHeader(try #require(messages[2].header("To"))) == "\(long) <c@example.org>")
+        #expect(messages[2].rcptTos == ["c@example.org"])
+        // The longest (over a megabyte of header) is too big for an argument: its words are decoded here.
+        let subject = try #require(messages[1].header("Subject"))
+        let words = subject.split(separator: " ")
+        #expect(words.allSatisfy { $0.hasPrefix("=?UTF-8?B?") && $0.hasSuffix("?=") && $0.count <= 75 })
+        let bytes = try words.flatMap { word in try #require(Data(base64Encoded: String(word.dropFirst(10).dropLast(2)))) }
+        #expect(bytes == Array("Birthday of \(longest)".utf8))
+    }
+
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"), .timeLimit(.minutes(1)))
     func refusalsAndTemporaryFailures() async throws {
         let refused = SMTPSink()

@@ -41,7 +41,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
     var longest = 0, current = 0
     for byte in text {
-        if byte == 0x0A { longest = max(longest, current); current = 0 } else { current += 1 }
+        if byte == 0x0A || byte == 0x0D { longest = max(longest, current); current = 0 } else { current += 1 }
     }
     longest = max(longest, current)
     if longest <= maxLine, whole != chunked {

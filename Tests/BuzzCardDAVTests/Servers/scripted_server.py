@@ -6,14 +6,16 @@ Usage: scripted_server.py SCRIPT.json [--exit-on-eof]
 SCRIPT.json maps a path to {"status": 207, "headers": {...}, "body": "..."};
 "{port}" in a header or body becomes the server's port. Unknown paths: 404.
 A key "PATH#TEXT" answers only requests to PATH whose body holds TEXT (the
-REPORT's kind, say), before the plain PATH key.
+REPORT's kind, say), before the plain PATH key; a key "METHOD PATH" ("PUT
+/book/a.vcf") answers only that method, before both.
 An entry may also say:
   "endless": true   -- a 207 whose body never ends (no Content-Length; it
                        streams until the client hangs up);
   "cards": {HREF: VCARD}  -- an addressbook-multiget answer built for the
                        hrefs the request asks for (those not in the table: 404).
-Prints "READY <port>". GET /__requests lists [{"method", "path", "auth", "hrefs"}];
-PUT /__script replaces the script with the JSON body.
+Prints "READY <port>". GET /__requests lists [{"method", "path", "auth", "hrefs",
+"body"}] (the multiget's hrefs; the request body as UTF-8 text, for checking a
+PUT byte for byte). PUT /__script replaces the script with the JSON body.
 """
 
 import json
@@ -54,11 +56,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         asked = re.findall(r"<D:href>(.*?)</D:href>", request_body)
         REQUESTS.append({"method": self.command, "path": self.path, "auth": "Authorization" in self.headers,
-                         "hrefs": asked})
+                         "hrefs": asked, "body": request_body})
         port = str(self.server.server_address[1])
-        entry = next((value for key, value in SCRIPT.items()
-                      if "#" in key and key.split("#", 1)[0] == self.path and key.split("#", 1)[1] in request_body),
-                     SCRIPT.get(self.path, {"status": 404, "body": ""}))
+        entry = SCRIPT.get(self.command + " " + self.path) or next(
+            (value for key, value in SCRIPT.items()
+             if "#" in key and key.split("#", 1)[0] == self.path and key.split("#", 1)[1] in request_body),
+            SCRIPT.get(self.path, {"status": 404, "body": ""}))
         if entry.get("endless"):
             self.send_response(207)
             self.send_header("Connection", "close")

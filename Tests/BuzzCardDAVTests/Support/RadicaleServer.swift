@@ -268,6 +268,8 @@ final class ScriptedServer: Sendable {
         var auth: Bool
         /// The `<D:href>`s of a multiget.
         var hrefs: [String]
+        /// The request body as UTF-8 text (a PUT's card, byte for byte).
+        var body: String?
     }
 
     private static let session = CurlSession(label: "scripted-server-test")
