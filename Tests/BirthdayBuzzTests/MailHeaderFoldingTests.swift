@@ -107,10 +107,10 @@ import Testing
         let bytes = MailMessage.compose(from: longFrom, to: [contact, me, Mailbox("plain@example.org")!], subject: subject,
                                         body: "b", eventID: "e", date: Date(timeIntervalSince1970: 0))
         let (lines, fields) = Self.header(bytes)
-        for line in lines {
-            #expect(line.utf8.count <= 78, "a header line of \(line.utf8.count) octets: \(line.prefix(100))")
-            #expect(!line.trimmingCharacters(in: .whitespaces).isEmpty, "a line of white space only")
-        }
+        // Checked line by line, recorded only when wrong: one #expect per line of a megabyte header costs seconds.
+        let long = lines.first { $0.utf8.count > 78 }
+        #expect(long == nil, "a header line of \(long?.utf8.count ?? 0) octets: \(long?.prefix(100) ?? "")")
+        #expect(!lines.contains { $0.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } }, "a line of white space only")
         #expect(fields.map(\.name) == ["Date", "From", "To", "Subject", "Message-ID", "MIME-Version", "Content-Type",
                                        "Content-Transfer-Encoding"])
         let value = Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
