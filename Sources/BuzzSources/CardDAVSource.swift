@@ -291,7 +291,7 @@ public struct CardDAVSource: ContactSourceType {
     /// on a thread of its own). Not Dispatch: an idle `run` must not wake.
     private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let waiter = Waiter<T>()
-        let executor = CardDAVSource.executor
+        let executor = CardDAVSource.executor(for: id)
         Task(executorPreference: executor) {
             do {
                 waiter.put(.success(try await executor.run(body)))
@@ -306,8 +306,19 @@ public struct CardDAVSource: ContactSourceType {
         }
     }
 
-    /// One thread for every CardDAV transfer of the process, made on first use.
-    private static let executor = BlockingExecutor(name: "birthdaybuzz.carddav")
+    /// One thread per source for its CardDAV transfers, made on first use: a
+    /// server that never answers holds up only its own source, not the others
+    /// (in `run`, and in `tick`'s budget).
+    private static func executor(for source: String) -> BlockingExecutor {
+        executors.withLock { executors in
+            if let executor = executors[source] { return executor }
+            let executor = BlockingExecutor(name: "birthdaybuzz.carddav")
+            executors[source] = executor
+            return executor
+        }
+    }
+
+    private static let executors = Mutex<[String: BlockingExecutor]>([:])
 }
 
 /// One result handed from a task to a waiting thread.

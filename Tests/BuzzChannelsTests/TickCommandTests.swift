@@ -274,7 +274,10 @@ struct TickCommandTests {
         let silent = try SilentServer()
         let sandbox = try await Self.world(sink: base, extra: "[sync]\ntick_budget = \"1s\"")
         let config = try String(contentsOfFile: sandbox.configPath, encoding: .utf8)
-        try sandbox.writeConfig(config + "\n[sources.cloud]\ntype = \"carddav\"\nurl = \"\(silent.url)\"\ntimeout = \"30s\"\n")
+        // A second server that answers at once (the sink refuses PROPFIND): it is not held up behind the
+        // silent one (each source has its own transfer thread), so it fails for its own reason, in time.
+        try sandbox.writeConfig(config + "\n[sources.cloud]\ntype = \"carddav\"\nurl = \"\(silent.url)\"\ntimeout = \"30s\"\n"
+                                + "\n[sources.other]\ntype = \"carddav\"\nurl = \"\(base)/dav/\"\n")
         chmod(sandbox.configPath, 0o600)
         let started = ContinuousClock.now
         let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
@@ -282,6 +285,8 @@ struct TickCommandTests {
         #expect(tick.status == 0, "\(tick)")
         #expect(took < .seconds(10), "tick took \(took)")  // 1 s and the deliveries; before, the 30 s timeout
         #expect(tick.stderr.contains("sync cloud: not synced within the tick budget (1 s); its contacts are kept"), "\(tick)")
+        #expect(tick.stderr.contains("sync other: not synced: "), "\(tick)")
+        #expect(!tick.stderr.contains("sync other: not synced within the tick budget"), "\(tick)")
         #expect(tick.stdout.contains("1 due, 1 sent"), "\(tick)")
         #expect(try await Self.keys(sink) == ["u0/1/2027-03-15"])
 
