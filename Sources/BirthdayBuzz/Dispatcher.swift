@@ -5,6 +5,17 @@ public struct DispatchReport: Sendable {
         public var channel: String
         public var status: DeliveryState
         public var error: String?
+        /// In a dry run, what would be sent: set for each delivery the pass would make.
+        public var preview: Preview?
+    }
+
+    /// What a dry run shows of a message it would send: whom it is about, the
+    /// occasion and its date, and the title as rendered — never only an id.
+    public struct Preview: Sendable, Hashable {
+        public var name: String
+        public var occasion: Occasion
+        public var date: LocalDate
+        public var title: String
     }
 
     /// Deliveries attempted in this pass.
@@ -125,8 +136,15 @@ public final class Dispatcher: Sendable {
         try plan(&pass, contacts: contacts, watermark: watermark, epoch: epoch)
         pass.report.due = pass.work.count
         if dryRun {
+            // Rendered as a send would render it, so the preview is the message's own title.
+            let today = planner.clock.localDate(at: now)
             for item in pass.work {
-                pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
+                let message = renderer.reminder(for: item.event, contact: item.contact,
+                                                daysUntil: max(0, today.days(until: item.event.occurrence)))
+                let preview = DispatchReport.Preview(name: item.contact.name, occasion: item.event.occasion,
+                                                     date: item.event.occurrence, title: message.title)
+                pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil,
+                                                    preview: preview))
             }
         } else {
             try await deliver(&pass, shouldStop: shouldStop)

@@ -103,6 +103,15 @@ extension DispatchReport {
             var channel: String
             var status: String
             var error: String?
+            /// `--dry-run`: what would be sent (null otherwise).
+            var preview: Preview?
+        }
+
+        struct Preview: Encodable {
+            var name: String
+            var occasion: String
+            var date: String
+            var title: String
         }
 
         var due, sent, failed, retrying, missed, skipped: Int
@@ -112,13 +121,23 @@ extension DispatchReport {
     func json() throws -> String {
         try CLIJSONEncoder.encode(JSONShape(
             due: due, sent: sent, failed: failed, retrying: retrying, missed: missed, skipped: skipped,
-            deliveries: deliveries.map { .init(id: $0.id, channel: $0.channel, status: $0.status.rawValue, error: $0.error) }))
+            deliveries: deliveries.map { delivery in
+                .init(id: delivery.id, channel: delivery.channel, status: delivery.status.rawValue, error: delivery.error,
+                      preview: delivery.preview.map { .init(name: $0.name, occasion: $0.occasion.rawValue, date: $0.date.description,
+                                                            title: $0.title) })
+            }))
     }
 
     func summary(dryRun: Bool) -> String {
         var lines: [String] = []
         for delivery in deliveries {
             let status = dryRun && delivery.status == .pending ? "would send" : delivery.status.rawValue
+            if let preview = delivery.preview {
+                // `would send desktop      Dana Scully, birthday 2027-03-15: "Dana Scully's birthday is tomorrow" (id)`
+                lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(OneLine.escaped(preview.name)), "
+                             + "\(preview.occasion.rawValue) \(preview.date): \"\(OneLine.escaped(preview.title))\" (\(delivery.id))")
+                continue
+            }
             lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(delivery.id)"
                          + (delivery.error.map { " — " + OneLine.escaped($0) } ?? ""))
         }

@@ -176,7 +176,12 @@ struct TickCommandTests {
         let sandbox = try await Self.world(sink: base)
         let dry = try await sandbox.run(["tick", "--dry-run", "--now", "2027-03-14T09:00Z"])
         #expect(dry.status == 0)
-        #expect(dry.stdout.contains("would send") && dry.stdout.contains("u0/1/2027-03-15"))
+        // Per message: the channel, the contact's name, the occasion and date, the rendered title (and the id).
+        #expect(dry.stdout == "would send hook         Person 0, birthday 2027-03-15: \"Person 0's birthday is tomorrow\" (u0/1/2027-03-15)\n"
+                + "dry run: 1 due; nothing sent or recorded\n", "\(dry)")
+        let json = try await sandbox.run(["tick", "--dry-run", "--json", "--now", "2027-03-14T09:00Z"])
+        #expect(json.stdout.contains(#""preview":{"name":"Person 0","occasion":"birthday","date":"2027-03-15","title":"Person 0's birthday is tomorrow"}"#),
+                "\(json)")
         #expect(try await sink.requests().isEmpty)
         let real = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         #expect(real.status == 0)
