@@ -74,6 +74,33 @@ public struct BuzzConfig: Sendable {
         public var ics: String?
     }
 
+    /// `[health]`: a monitor pinged after each pass (healthchecks.io, Uptime Kuma).
+    public struct Health: Sendable {
+        /// `ping_url`, or `ping_url_env` (read when pinging). Either is a secret.
+        public var ping: Ping
+        /// `fail_url`; nil: `ping_url` + `/fail` (`HealthPingURLs.failURL`).
+        public var failURL: String?
+        /// Seconds between the pings of an idle daemon (`ping_every`, default 1h).
+        public var pingEvery = 3_600
+
+        public enum Ping: Sendable, Equatable {
+            case url(String)
+            case environment(String)
+
+            /// An inline `ping_url`: its token is a secret kept in the file.
+            public var isInline: Bool {
+                if case .url = self { return true }
+                return false
+            }
+        }
+
+        public init(ping: Ping, failURL: String? = nil, pingEvery: Int = 3_600) {
+            self.ping = ping
+            self.failURL = failURL
+            self.pingEvery = pingEvery
+        }
+    }
+
     public var general: General
     public var contacts = Contacts()
     public var reminders = Reminders()
@@ -84,6 +111,8 @@ public struct BuzzConfig: Sendable {
     public var sync = Sync()
     public var ask = Ask()
     public var export = Export()
+    /// `[health]`: nil when no ping is configured.
+    public var health: Health?
     /// Sorted by name.
     public var channels: [ChannelConfig] = []
     /// `[sources.NAME]`, sorted by name (DESIGN §3a).

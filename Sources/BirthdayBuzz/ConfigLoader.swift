@@ -158,6 +158,8 @@ extension BuzzConfig {
             try sync.finish()
         }
 
+        if let health = try root.table("health") { self.health = try Self.health(from: health) }
+
         if let export = try root.table("export") {
             if let ics = try export.string("ics") {
                 guard !ics.isEmpty else { throw export.problem("ics", "is empty: name a file (e.g. \"~/.local/share/birthdaybuzz/birthdays.ics\")") }
@@ -205,6 +207,37 @@ extension BuzzConfig {
         }
         try root.finish()
         try checkReferences()
+    }
+
+    /// `[health]`: `ping_url` or `ping_url_env`, `fail_url`, `ping_every`. The
+    /// messages name the table but never show a URL (it is a secret).
+    private static func health(from table: TableReader) throws -> Health {
+        func checkedURL(_ key: String) throws -> String? {
+            guard let url = try table.string(key) else { return nil }
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw table.problem(key, "[health] \(key) must start with https:// or http://")
+            }
+            return url
+        }
+        let ping: Health.Ping
+        switch (try checkedURL("ping_url"), try table.string("ping_url_env")) {
+        case (let url?, nil): ping = .url(url)
+        case (nil, let variable?):
+            guard !variable.isEmpty else { throw table.problem("ping_url_env", "[health] ping_url_env is empty: name a variable") }
+            ping = .environment(variable)
+        case (nil, nil): throw table.problem("ping_url", "[health] needs ping_url or ping_url_env")
+        case (_?, _?): throw table.problem("ping_url_env", "[health] give ping_url or ping_url_env, not both")
+        }
+        var health = Health(ping: ping, failURL: try checkedURL("fail_url"))
+        if case .url(let url) = ping, health.failURL == nil, HealthPingURLs.failURL(pingURL: url, failURL: nil) == nil {
+            throw table.problem("fail_url", "[health] ping_url has a query (an Uptime Kuma push URL?), so its failure URL cannot be guessed: give fail_url")
+        }
+        if let every = try table.duration("ping_every") {
+            guard every > 0 else { throw table.problem("ping_every", "[health] ping_every must be longer than 0s") }
+            health.pingEvery = every
+        }
+        try table.finish()
+        return health
     }
 
     /// Every channel a route names must exist (the embedded `console` and `desktop` always do).

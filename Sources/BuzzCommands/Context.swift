@@ -75,7 +75,8 @@ struct Context {
                 throw CLIError.request(error.description)
             }
             var info = stat()
-            if stat(configPath, &info) == 0, info.st_mode & 0o044 != 0, Context.channelTypes.holdsInlineSecrets(config) {
+            if stat(configPath, &info) == 0, info.st_mode & 0o044 != 0,
+               Context.channelTypes.holdsInlineSecrets(config) || config.health?.ping.isInline == true {
                 printWarning("warning: \(configPath) is readable by other users and holds a secret inline (a URL query, user:password@ or a header value); chmod 600 it, or move the secret to url_env / { env = \"NAME\" }")
             }
         } else if explicitConfig != nil {

@@ -166,6 +166,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// Where passes run: libcurl transfers happen inline on its thread, never
     /// on a Dispatch queue (whose worker would wake an idle daemon every second).
     let delivery = BlockingExecutor(name: "birthdaybuzz.run.deliver")
+    /// Where `[health]` pings go out: beside the loop, so a slow monitor never holds up a pass.
+    let pings = BlockingExecutor(name: "birthdaybuzz.run.health")
 
     /// A failed pass (database locked, disk full) is tried again after this
     /// many seconds, doubling per failure up to `maxRetryDelay`.
@@ -207,6 +209,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         var failures = 0
         /// The calendar last written, without its DTSTAMP: rewritten only when it changes.
         var exported: String?
+        var health = HealthPings(setup)
         // Sources sync beside the deliveries (each on its own thread): a sync
         // that ends wakes the loop, which then plans again.
         let syncs = DaemonSourceSyncs(store: store, clock: clock, logger: logger, requests: requests)
@@ -215,6 +218,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             while !requests.stopRequested {
                 if requests.takeReload() {
                     setup = await reloaded(from: setup)
+                    health.reconfigure(setup)
                     _ = requests.takeSync()
                     startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
                 } else if requests.takeSync() {
@@ -229,7 +233,12 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                 exportCalendar(setup, now: now, last: &exported)
                 var next: Int64?
                 do {
-                    next = try await pass(setup, now: now)
+                    let report: DispatchReport?
+                    (next, report) = try await pass(setup, now: now)
+                    if let report, let due = health.afterPass(report, now: now) {
+                        ping(health.pinger, due)
+                    }
+                    if let idle = health.nextPing { next = min(next ?? idle, idle) }
                     // A source synced by the clock wakes the loop too (one syncing now wakes it when it ends).
                     if let sourceWake = nextSourceSync(setup, syncs, now: now) {
                         next = min(next ?? sourceWake, sourceWake)
@@ -343,19 +352,30 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         return max(next, syncs.earliestClockStart(of: source.id, now: now))
     }
 
-    /// One round: contacts, lock, pass, unlock. Returns when to wake next.
-    private func pass(_ setup: DaemonSetup, now: Int64) async throws -> Int64? {
+    /// Sends a `[health]` ping on its own thread, without waiting for it; a
+    /// failure is one log line.
+    private func ping(_ pinger: HealthPinger?, _ outcome: HealthOutcome) {
+        guard let pinger else { return }
+        let pings = pings, logger = logger
+        Task {
+            if let warning = try? await pings.run({ await pinger.ping(outcome) }) { logger.warning("\(warning)") }
+        }
+    }
+
+    /// One round: contacts, lock, pass, unlock. Returns when to wake next, and
+    /// the pass's report (nil when another dispatcher had the lock).
+    private func pass(_ setup: DaemonSetup, now: Int64) async throws -> (Int64?, DispatchReport?) {
         let dispatcher = setup.wiring.dispatcher
         let contacts = try store.plannableContacts()
         guard let lock = try await dispatchLock(setup) else {
             logger.notice("another dispatcher is delivering from \(setup.context.dataDirectory); trying again in \(Self.busyRetryDelay) s")
             let planned = try dispatcher.nextWake(contacts: contacts, now: now)
-            return min(planned ?? .max, now + Self.busyRetryDelay)
+            return (min(planned ?? .max, now + Self.busyRetryDelay), nil)
         }
         let report: DispatchReport
         do {
             defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
-            if requests.stopRequested { return nil }
+            if requests.stopRequested { return (nil, nil) }
             await runActions(setup, now: now)
             let requests = self.requests
             report = try await delivery.run {
@@ -367,7 +387,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         if logger.logLevel <= .debug, let event = dispatcher.planner.upcoming(contacts, now: now, limit: 1, recorded: try dispatcher.ledger.recorded(around: now, planner: dispatcher.planner, contacts: contacts)).first {
             logger.debug("next reminder: \(event.name), \(event.occurrence) (\(event.offsetDays) day(s) before) at \(setup.context.clock.iso8601(event.fireAt))")
         }
-        return next
+        return (next, report)
     }
 
     /// The dispatch lock: at once when free, else waited for (up to
@@ -432,4 +452,44 @@ private func oneLine(_ error: any Error) -> String {
 
 private func oneLine(_ text: String) -> String {
     text.split(whereSeparator: \.isNewline).joined(separator: " ")
+}
+
+/// The daemon's `[health]` state: which outcome the monitor last heard and
+/// when, so an idle daemon pings again every `ping_every`.
+struct HealthPings {
+    private(set) var pinger: HealthPinger?
+    private var lastPing: Int64?
+    private var lastOutcome: HealthOutcome?
+
+    init(_ setup: DaemonSetup) {
+        pinger = HealthPinger(config: setup.context.config, environment: setup.context.environment)
+    }
+
+    /// After a reload: the new `[health]` table (the last outcome is kept).
+    mutating func reconfigure(_ setup: DaemonSetup) {
+        pinger = HealthPinger(config: setup.context.config, environment: setup.context.environment)
+    }
+
+    /// What to ping after a pass, nil for no ping: a pass that had something
+    /// due is reported as it went; one with nothing due (an idle wake) repeats
+    /// the last outcome, once `ping_every` has passed since the last ping (or
+    /// at the daemon's first pass).
+    mutating func afterPass(_ report: DispatchReport, now: Int64) -> HealthOutcome? {
+        guard let pinger else { return nil }
+        if report.due > 0 {
+            lastOutcome = report.healthOutcome("run")
+        } else if let lastPing, now >= lastPing, now < lastPing + Int64(pinger.pingEvery) {  // (a clock set back pings at once)
+            return nil
+        }
+        lastPing = now
+        let outcome = lastOutcome ?? report.healthOutcome("run")
+        lastOutcome = outcome
+        return outcome
+    }
+
+    /// When an idle daemon pings next; nil without `[health]` (no wake of ours then).
+    var nextPing: Int64? {
+        guard let pinger, let lastPing else { return nil }
+        return lastPing + Int64(pinger.pingEvery)
+    }
 }

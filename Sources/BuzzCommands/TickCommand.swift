@@ -91,6 +91,11 @@ struct TickCommand: AsyncParsableCommand {
         } else {
             print(report.summary(dryRun: dryRun))
         }
+        if !dryRun, let pinger = HealthPinger(config: context.config, environment: context.environment) {
+            // After the report is out: a slow or dead monitor never holds up a
+            // delivery, and a failed ping is one warning, not an exit status.
+            if let warning = await pinger.ping(report.healthOutcome("tick")) { printWarning("warning: " + warning) }
+        }
         if !dryRun, report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
     }
 }
@@ -144,7 +149,7 @@ extension DispatchReport {
         if dryRun {
             lines.append("dry run: \(due) due; nothing sent or recorded")
         } else {
-            lines.append("tick: \(due) due, \(sent) sent, \(failed) failed, \(retrying) retrying, \(missed) missed, \(skipped) skipped")
+            lines.append(countsLine("tick"))
         }
         return lines.joined(separator: "\n")
     }

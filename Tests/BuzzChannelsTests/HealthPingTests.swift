@@ -1,0 +1,88 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// `[health]` pings after `tick`, against the real HTTP sink: a GET after a
+/// healthy pass, a POST of the summary to the failure URL otherwise, and a dead
+/// monitor that changes nothing but one warning line.
+@Suite(.serialized, .timeLimit(.minutes(3)),
+       .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+struct HealthPingTests {
+    /// The tick world of `TickCommandTests` with a `[health]` table; the pings
+    /// of its setup tick are cleared.
+    static func world(_ sink: HTTPSink, base: URL, health: String) async throws -> Sandbox {
+        let sandbox = try await TickCommandTests.world(sink: base, extra: "offsets = [1]\n[health]\n" + health)
+        try await sink.clearRequests()
+        return sandbox
+    }
+
+    static func pings(_ sink: HTTPSink) async throws -> [RecordedRequest] {
+        try await sink.requests().filter { !$0.path.hasPrefix("/hook") }
+    }
+
+    @Test func aHealthyTickGetsThePingURL() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink, base: base, health: "ping_url = \"\(base.absoluteString)/ping/abc\"")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 0, "\(tick)")
+        let pings = try await Self.pings(sink)
+        #expect(pings.map(\.method) == ["GET"], "\(pings)")
+        #expect(pings.first?.path == "/ping/abc")
+        #expect(try await sink.requests().count == 2)  // the reminder, then the ping
+    }
+
+    @Test func aFailedDeliveryPostsTheSummaryToFail() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink, base: base, health: "ping_url = \"\(base.absoluteString)/ping/abc/\"")
+        try await sink.script([["status": 404]])
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 1, "\(tick)")  // as without a ping
+        let pings = try await Self.pings(sink)
+        #expect(pings.map(\.method) == ["POST"], "\(pings)")
+        #expect(pings.first?.path == "/ping/abc/fail")
+        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped")
+    }
+
+    @Test func anUptimeKumaFailURLGetsTheSummaryPercentEncoded() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink, base: base, health: """
+            ping_url = "\(base.absoluteString)/api/push/T?status=up&msg=OK"
+            fail_url = "\(base.absoluteString)/api/push/T?status=down&msg={summary}"
+            """)
+        try await sink.script([["status": 500]])
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 1, "\(tick)")
+        let pings = try await Self.pings(sink)
+        #expect(pings.map(\.method) == ["POST"], "\(pings)")
+        #expect(pings.first?.path
+                == "/api/push/T?status=down&msg=tick%3A%201%20due%2C%200%20sent%2C%200%20failed%2C%201%20retrying%2C%200%20missed%2C%200%20skipped")
+        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 0 failed, 1 retrying, 0 missed, 0 skipped")
+    }
+
+    @Test func aQueryWithoutFailURLIsAConfigError() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[health]\nping_url = \"https://kuma.example/api/push/SECRET?status=up\"\n")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 2, "\(tick)")
+        let lines = tick.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("[health]"), "\(tick)")
+        #expect(!tick.stderr.contains("SECRET"))
+    }
+
+    @Test func aDeadMonitorIsOneWarningAndNoOtherChange() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        let sandbox = try await Self.world(sink, base: base, health: "ping_url = \"http://127.0.0.1:1/SECRET-TOKEN\"")
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 0, "\(tick)")
+        let lines = tick.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(tick)")
+        #expect(lines.first?.contains("health ping to http://127.0.0.1:1") == true, "\(tick)")
+        #expect(!tick.stderr.contains("SECRET-TOKEN") && !tick.stdout.contains("SECRET-TOKEN"))
+        #expect(try await sink.requests().map(\.path) == ["/hook"])
+    }
+}
