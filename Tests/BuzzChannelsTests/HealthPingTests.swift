@@ -1,6 +1,7 @@
 import BuzzTestKit
 import Foundation
 import Testing
+@testable import BuzzCommands
 
 /// `[health]` pings after `tick`, against the real HTTP sink: a GET after a
 /// healthy pass, a POST of the summary to the failure URL otherwise, and a dead
@@ -84,5 +85,46 @@ struct HealthPingTests {
         #expect(lines.first?.contains("health ping to http://127.0.0.1:1") == true, "\(tick)")
         #expect(!tick.stderr.contains("SECRET-TOKEN") && !tick.stdout.contains("SECRET-TOKEN"))
         #expect(try await sink.requests().map(\.path) == ["/hook"])
+    }
+
+    /// The daemon in virtual time: a ping at its first pass, the delivery's
+    /// outcome after the pass that sends it, and while idle one ping per
+    /// `ping_every`, which wakes the loop (and nothing else does).
+    @Test func anIdleDaemonPingsEveryPingEvery() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(RunCommandTests.config(sink: base, fireAt: RunCommandTests.fireMinute)
+            + "\n[health]\nping_url = \"\(base.absoluteString)/ping/abc\"\nping_every = \"1h\"\n")
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", RunCommandTests.card(bornOn: RunCommandTests.fireMinute))
+        #expect(try await sandbox.run(["import", file, "--now", "2027-05-01"]).status == 0)
+        let fire = Int64(RunCommandTests.fireMinute.timeIntervalSince1970)
+        let start = fire - 5_400  // 90 minutes before the reminder
+
+        let clock = VirtualClock(now: start)
+        let daemon = try DaemonLoopTests.daemon(sandbox, clock: clock)
+        let running = Task { try await daemon.run() }
+        #expect(await clock.nextWait() == start + 3_600)  // the idle ping comes before the reminder
+        try await TickCommandTests.waitForRequests(sink, atLeast: 1)
+        clock.advance(to: start + 3_600)
+        #expect(await clock.nextWait() == fire)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 2)
+        try await sink.script([["status": 404]], default: ["status": 200])  // the reminder fails for good
+        clock.advance(to: fire)
+        #expect(await clock.nextWait() == fire + 3_600)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 4)
+        clock.advance(to: fire + 3_600)  // idle again: the failure is repeated
+        #expect(await clock.nextWait() == fire + 7_200)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 5)
+
+        daemon.requests.requestStop()
+        clock.wake()
+        try await running.value
+        daemon.pidFile.release()
+        let requests = try await sink.requests()
+        #expect(requests.map { "\($0.method) \($0.path)" }
+                == ["GET /ping/abc", "GET /ping/abc", "POST /hook", "POST /ping/abc/fail", "POST /ping/abc/fail"], "\(requests)")
+        #expect(requests.last?.bodyText == "run: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped")
     }
 }
