@@ -115,6 +115,18 @@ lock_wait = "30s"
 # with the contacts as they were (the source is synced at a later tick).
 tick_budget = "20s"
 
+# [health]
+# A monitor told after each tick and daemon pass: a GET of ping_url when all
+# went well, else a POST of a one-line summary to fail_url. The URL holds a
+# token: prefer ping_url_env (the name of a variable holding it) and chmod 600.
+# ping_url = "https://hc-ping.com/YOUR-UUID"
+# Default: ping_url + "/fail". Required when ping_url has a query (Uptime Kuma:
+# ".../api/push/TOKEN?status=down&msg={summary}"); {summary} is the summary,
+# percent-encoded.
+# fail_url = "https://hc-ping.com/YOUR-UUID/fail"
+# An idle daemon pings this often, repeating the last outcome.
+# ping_every = "1h"
+
 [ask]
 # Asking contacts without a birthday for it: routes in order of preference.
 order = ["sms", "email", "share"]
