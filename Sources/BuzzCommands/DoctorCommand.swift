@@ -28,11 +28,16 @@ struct DoctorCommand: AsyncParsableCommand {
         if context.configFileExists {
             ok("config \(context.configPath): \(context.config.channels.count) channel(s), time zone \(Self.name(of: context.config.general.timeZone)), locale \(context.config.general.locale)")
             var info = stat()
-            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0, Context.channelTypes.holdsInlineSecrets(context.config) {
+            if stat(context.configPath, &info) == 0, info.st_mode & 0o044 != 0,
+               Context.channelTypes.holdsInlineSecrets(context.config) || context.config.health?.ping.isInline == true {
                 warn("\(context.configPath) is readable by others and holds a secret inline (a URL query or header value): chmod 600 it, or use url_env / { env = \"…\" }")
             }
         } else {
             ok("config: none at \(context.configPath); using the embedded defaults")
+        }
+        if let line = HealthPinger(config: context.config, environment: context.environment)?.doctorLine {
+            // Only described: a ping from doctor would tell the monitor a pass went well.
+            if line.ok { ok(line.text) } else { warn(line.text) }
         }
 
         // The shipped templates and the user's overrides, checked as `tick` and `ask` load them.

@@ -82,6 +82,22 @@ struct HealthPinger: Sendable {
         }
     }
 
+    /// What `doctor` says of `[health]`: where pings go, as scheme and host.
+    var doctorLine: (ok: Bool, text: String) {
+        let pingURL: String
+        switch health.ping {
+        case .url(let url): pingURL = url
+        case .environment(let variable):
+            guard let value = environment[variable], !value.isEmpty else {
+                return (false, "health: ping_url_env names \(variable), which is not set; no pings are sent")
+            }
+            pingURL = value
+        }
+        let failURL = HealthPingURLs.failURL(pingURL: pingURL, failURL: health.failURL)
+        return (true, "health: pings \(SecretScrubber.displayURL(pingURL)) after each pass, failures to "
+                + "\(failURL.map(SecretScrubber.displayURL) ?? "(no fail_url)"), every \(ValueFormats.durationText(health.pingEvery)) from an idle daemon")
+    }
+
     /// libcurl's messages may quote the URL: only its scheme and host are shown.
     static func hidingURLs(_ text: String, in url: String) -> String {
         let scrubber = SecretScrubber()

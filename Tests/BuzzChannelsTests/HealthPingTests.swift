@@ -73,6 +73,18 @@ struct HealthPingTests {
         #expect(!tick.stderr.contains("SECRET"))
     }
 
+    /// `doctor` says where pings go (scheme and host only) and sends none.
+    @Test func doctorShowsTheMonitorWithoutItsToken() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink, base: base, health: "ping_url = \"\(base.absoluteString)/ping/SECRET-TOKEN\"")
+        let doctor = try await sandbox.run(["doctor"])
+        let line = try #require(doctor.stdout.split(separator: "\n").first { $0.contains("health:") }, "\(doctor)")
+        #expect(line.hasPrefix("ok    health: pings \(base.absoluteString) after each pass"), "\(line)")
+        #expect(!doctor.stdout.contains("SECRET-TOKEN") && !doctor.stderr.contains("SECRET-TOKEN"))
+        #expect(try await Self.pings(sink).isEmpty)
+    }
+
     @Test func aDeadMonitorIsOneWarningAndNoOtherChange() async throws {
         let sink = HTTPSink()
         let base = try await sink.start()
