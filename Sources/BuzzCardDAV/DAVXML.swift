@@ -1,3 +1,4 @@
+import BirthdayBuzz
 import BuzzSystem
 import Foundation
 
@@ -171,18 +172,8 @@ struct Multistatus: Sendable {
     }
 }
 
-/// Escapes text for an XML element's content.
+/// Escapes text for an XML element's content: the same five entities as
+/// Pango markup (which is XML), so one function does both.
 func xmlEscaped(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
-        switch character {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        default: out.unicodeScalars.append(character)
-        }
-    }
-    return out
+    PangoMarkup.escaped(text)
 }

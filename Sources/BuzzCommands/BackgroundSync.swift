@@ -42,9 +42,23 @@ enum BackgroundSync {
     /// `tick`'s sync: every source at once, each on its own thread; waits for
     /// them up to `budget` seconds, then returns what finished, in the order
     /// given (nil: not finished in time). A read still going on after the budget
-    /// writes nothing (`SourceSync.shouldStop`); the process leaves it behind.
+    /// writes nothing (`SourceSync.shouldStop`); the process leaves it behind,
+    /// and it counts as a failure for the source's backoff, so the next tick
+    /// does not wait for it again at once.
     static func run(_ sources: [any ContactSourceType], context: Context, store: BuzzDatabase,
                     budget: Int) async -> [Outcome?] {
+        let outcomes = await runWithoutBackoff(sources, context: context, store: store, budget: budget)
+        for (source, outcome) in zip(sources, outcomes) where outcome == nil {
+            guard let interval = source.syncInterval else { continue }
+            let retry = SyncRetry(after: try? SyncRetry.load(source.id, from: store), now: context.now + Int64(budget),
+                                  interval: interval)
+            try? retry.save(source.id, in: store)
+        }
+        return outcomes
+    }
+
+    private static func runWithoutBackoff(_ sources: [any ContactSourceType], context: Context, store: BuzzDatabase,
+                                          budget: Int) async -> [Outcome?] {
         let results = Results(count: sources.count)
         let syncer = SourceSync(store: store, now: context.now, includeByDefault: context.config.contacts.includeByDefault,
                                 shouldStop: { results.abandoned })

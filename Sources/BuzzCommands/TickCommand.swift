@@ -45,12 +45,6 @@ struct TickCommand: AsyncParsableCommand {
             for (source, outcome) in zip(sources, outcomes) {
                 guard let outcome else {
                     printWarning("sync \(source.label): not synced within the tick budget (\(budget) s); its contacts are kept as they were")
-                    // Counted as a failure: the next tick does not wait for it again at once.
-                    if let interval = source.syncInterval {
-                        let retry = SyncRetry(after: try? SyncRetry.load(source.id, from: store), now: context.now + Int64(budget),
-                                              interval: interval)
-                        try? retry.save(source.id, in: store)
-                    }
                     continue
                 }
                 outcome.warnings.forEach(printWarning)

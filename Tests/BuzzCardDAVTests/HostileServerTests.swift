@@ -11,9 +11,7 @@ import Testing
 /// go, or slip members of another book (or one card twice) into a sync.
 @Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(1)))
 struct HostileServerTests {
-    static func multistatus(_ inner: String) -> String {
-        "<?xml version=\"1.0\"?><d:multistatus xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:carddav\">\(inner)</d:multistatus>"
-    }
+    static func multistatus(_ inner: String) -> String { ServerRulesTests.multistatus(inner) }
 
     static func response(_ href: String, _ props: String, status: String = "200 OK") -> String {
         "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop><d:status>HTTP/1.1 \(status)</d:status></d:propstat></d:response>"
@@ -28,14 +26,7 @@ struct HostileServerTests {
             + "[sources.phone]\ntype = \"carddav\"\nurl = \"\(url)\"\n" + extra
     }
 
-    static func error(_ run: () async throws -> Void) async -> CardDAVError? {
-        do {
-            try await run()
-            return nil
-        } catch {
-            return error as? CardDAVError
-        }
-    }
+    static func error(_ run: () async throws -> Void) async -> CardDAVError? { await ServerRulesTests.error(run) }
 
     /// A url without a path, then nothing but relative hrefs — principal,
     /// `addressbook-home-set` (`book/`), the book, its cards — through

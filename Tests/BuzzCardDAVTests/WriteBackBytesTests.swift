@@ -17,14 +17,9 @@ import Testing
 struct WriteBackBytesTests {
     static let now = "2027-01-15"
 
-    static func multistatus(_ inner: String) -> String {
-        "<?xml version=\"1.0\"?><d:multistatus xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:carddav\">\(inner)</d:multistatus>"
-    }
+    static func multistatus(_ inner: String) -> String { ServerRulesTests.multistatus(inner) }
 
-    static func xmlEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
-    }
+    static func xmlEscaped(_ text: String) -> String { PangoMarkup.escaped(text) }
 
     /// One address book at `/book/` holding `card` at `/book/ann.vcf`: listed
     /// with its data by sync-collection (inside XML, where a parser turns CR
