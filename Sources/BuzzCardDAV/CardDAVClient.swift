@@ -43,19 +43,17 @@ public final class CardDAVClient: Sendable {
         self.configuration = configuration
         self.scrubber = scrubber
         let name = configuration.name
-        guard let base = Location(configuration.url) else {
-            throw CardDAVError(.configuration, "\(name): url \(SecretScrubber.displayURL(configuration.url)) is not an http:// or https:// URL")
+        let sendsPassword = password != nil && configuration.username != nil
+        if let problem = Self.urlProblem(configuration.url, sendsPassword: sendsPassword) {
+            throw CardDAVError(.configuration, "\(name): url \(problem)")
         }
-        guard !base.hasUserInfo else {
-            throw CardDAVError(.configuration, "\(name): url must not hold a username or password; use username and password_env, password_file or password_command")
+        guard let base = Location(configuration.url) else {
+            throw CardDAVError(.configuration, "\(name): url is not a usable http:// or https:// URL")
         }
         self.base = base
         if let password, let user = configuration.username {
             scrubber.registerBasicCredentials(user: user, password: password)
             scrubber.register(password)
-            guard base.scheme == "https" || base.isLoopback else {
-                throw CardDAVError(.configuration, "\(name): url \(base.origin) is plain http to a host that is not loopback: the password would travel in clear text; use https")
-            }
             authorization = "Basic " + Data((user + ":" + password).utf8).base64EncodedString()
         } else {
             authorization = nil
@@ -63,6 +61,23 @@ public final class CardDAVClient: Sendable {
         security = TransferSecurity(insecure: configuration.insecure, caFile: configuration.caFile)
         session = CurlSession(label: "carddav." + name)
         trustedOrigins = Mutex([base.originKey])
+    }
+
+    /// What is wrong with `url` as a carddav source's `url` (a phrase that
+    /// follows "url"), or nil. The config loader asks it, so a url that can
+    /// never work stops the command (exit 2) before anything is sent; the
+    /// client asks it again when it is made.
+    public static func urlProblem(_ url: String, sendsPassword: Bool) -> String? {
+        guard let base = Location(url) else {
+            return "\(SecretScrubber.displayURL(url)) is not a usable http:// or https:// URL"
+        }
+        if base.hasUserInfo {
+            return "must not hold a username or password; use username and password_env, password_file or password_command"
+        }
+        if sendsPassword, base.scheme != "https", !base.isLoopback {
+            return "\(base.origin) is plain http to a host that is not loopback: the password would travel in clear text; use https"
+        }
+        return nil
     }
 
     /// HTTP requests made so far (tests and the benchmark count them).

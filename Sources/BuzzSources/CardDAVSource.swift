@@ -506,6 +506,9 @@ extension CardDAVSource: SourceType {
         if password != nil, username == nil {
             throw table.problem("username", "missing: a password needs the username it goes with")
         }
+        if let problem = CardDAVClient.urlProblem(url, sendsPassword: password != nil) {
+            throw table.problem("url", problem)
+        }
         let interval = try table.duration("interval") ?? CardDAVSourceOptions.defaultInterval
         guard interval >= 60 else { throw table.problem("interval", "must be at least 1m") }
         let timeout = try table.duration("timeout") ?? 60

@@ -120,6 +120,23 @@ struct HostileServerTests {
         }
     }
 
+    /// A url that can never work is a config error (exit 2, where it is), not a
+    /// sync that fails every time: not a URL, or plain http with a password to
+    /// a host that is not this machine.
+    @Test func aURLThatCannotWorkIsAConfigError() async throws {
+        let sandbox = try Sandbox()
+        for (url, extra, expected) in [
+            ("https://contacts icloud.com", "", "sources.phone.url: https://contacts icloud.com is not a usable http:// or https:// URL"),
+            ("http://127.evil.example/dav/", "username = \"sam\"\npassword_env = \"PW\"\n",
+             "sources.phone.url: http://127.evil.example is plain http to a host that is not loopback"),
+        ] {
+            try sandbox.writeConfig(Self.config(url, extra: extra))
+            let sync = try await sandbox.run(["sync"], environment: ["PW": "x"])
+            #expect(sync.status == 2, "\(sync)")
+            #expect(sync.stderrLines.count == 1 && sync.stderr.contains(expected) && sync.stderr.contains("config.toml:"), "\(sync)")
+        }
+    }
+
     /// A discovery redirect to another port of the same host (DAViCal's
     /// absolute 301) is followed without the password, as curl would: the
     /// credentials go only to the same scheme, host and port.
