@@ -180,7 +180,7 @@ public final class Dispatcher: Sendable {
     /// reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
     private func resume(_ pass: inout Pass, contacts byID: [String: PlanningContact]) throws {
         let now = pass.now
-        for row in try ledger.unfinished() where row.kind == .reminder {
+        for row in try ledger.unfinished() where row.isReminder {
             let snoozed = PlannedEvent.snoozed(row.eventID)
             guard let parts = PlannedEvent.parse(snoozed?.base ?? row.eventID), let contact = byID[parts.contactID],
                   var event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
@@ -229,7 +229,7 @@ public final class Dispatcher: Sendable {
             for name in event.channels {
                 let key = LedgerKey(eventID: event.id, channel: name)
                 if pass.queued.contains(key) || recorded.contains(key) { continue }
-                var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: .reminder,
+                var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: event.occasion == .birthday ? .reminder : .anniversary,
                                     state: .pending, fireAt: event.fireAt)
                 if let included = contact.includedAt, included > event.fireAt {
                     row.state = .skipped
@@ -355,7 +355,7 @@ public final class Dispatcher: Sendable {
     public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
         let nextFire = planner.upcoming(contacts, now: now, limit: 1,
                                         recorded: try ledger.recorded(around: now, planner: planner, contacts: contacts)).first?.fireAt
-        let nextRetry = try ledger.unfinished().filter { $0.kind == .reminder }.compactMap { row -> Int64? in
+        let nextRetry = try ledger.unfinished().filter(\.isReminder).compactMap { row -> Int64? in
             // Retries, and snoozed reminders (`pending` until their time), at their time; the rest at once.
             row.state == .retrying || row.state == .pending ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()

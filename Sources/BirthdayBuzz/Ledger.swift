@@ -17,6 +17,41 @@ public enum DeliveryState: String, Sendable, CaseIterable {
     case skipped
 }
 
+/// Why a row's channel is not one of the event's route: a fallback after the
+/// route failed, or an escalation of a notification nobody saw.
+public enum DeliveryVia: Sendable, Hashable {
+    /// Sent because the route's channels (`for`, in order) did not deliver in time.
+    case fallback(for: [String])
+    /// Sent because the notification that channel showed went unseen.
+    case escalated(from: String)
+
+    /// `fallback for desktop, ntfy` / `escalated from desktop`, as `outbox` and `show` say it.
+    public var label: String {
+        switch self {
+        case .fallback(let channels): "fallback for " + channels.joined(separator: ", ")
+        case .escalated(let channel): "escalated from " + channel
+        }
+    }
+
+    /// The stored form: `fallback:a,b` or `escalated:desktop` (channel names hold no `,`).
+    public var stored: String {
+        switch self {
+        case .fallback(let channels): "fallback:" + channels.joined(separator: ",")
+        case .escalated(let channel): "escalated:" + channel
+        }
+    }
+
+    public init?(stored: String) {
+        if stored.hasPrefix("fallback:") {
+            self = .fallback(for: stored.dropFirst("fallback:".count).split(separator: ",").map(String.init))
+        } else if stored.hasPrefix("escalated:") {
+            self = .escalated(from: String(stored.dropFirst("escalated:".count)))
+        } else {
+            return nil
+        }
+    }
+}
+
 /// One row of the delivery ledger.
 public struct LedgerRow: Sendable, Hashable {
     public var eventID: String
@@ -31,10 +66,15 @@ public struct LedgerRow: Sendable, Hashable {
     public var lastError: String?
     public var nextAttemptAt: Int64?
     public var sentAt: Int64?
+    /// nil for a channel of the event's own route.
+    public var via: DeliveryVia?
+    /// When the row was first written (its first claim): the first attempt on this
+    /// channel. Set by the ledger; what a `save` passes here is ignored.
+    public var createdAt: Int64?
 
     public init(eventID: String, channel: String, contactID: String, kind: Message.Kind = .reminder,
                 state: DeliveryState, fireAt: Int64, attempts: Int = 0, lastError: String? = nil,
-                nextAttemptAt: Int64? = nil, sentAt: Int64? = nil) {
+                nextAttemptAt: Int64? = nil, sentAt: Int64? = nil, via: DeliveryVia? = nil) {
         self.eventID = eventID
         self.channel = channel
         self.contactID = contactID
@@ -45,6 +85,26 @@ public struct LedgerRow: Sendable, Hashable {
         self.lastError = lastError
         self.nextAttemptAt = nextAttemptAt
         self.sentAt = sentAt
+        self.via = via
+    }
+
+    /// A reminder of any occasion (what can become a problem, DESIGN §2a).
+    public var isReminder: Bool { kind == .reminder || kind == .anniversary }
+
+    /// Two rows are equal when what was saved is: `createdAt` is the ledger's own
+    /// bookkeeping, added when the row is read back.
+    public static func == (lhs: LedgerRow, rhs: LedgerRow) -> Bool {
+        lhs.eventID == rhs.eventID && lhs.channel == rhs.channel && lhs.contactID == rhs.contactID && lhs.kind == rhs.kind
+            && lhs.state == rhs.state && lhs.fireAt == rhs.fireAt && lhs.attempts == rhs.attempts
+            && lhs.lastError == rhs.lastError && lhs.nextAttemptAt == rhs.nextAttemptAt && lhs.sentAt == rhs.sentAt
+            && lhs.via == rhs.via
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(eventID)
+        hasher.combine(channel)
+        hasher.combine(state)
+        hasher.combine(fireAt)
     }
 }
 
@@ -64,6 +124,11 @@ public protocol DeliveryLedger: Sendable {
     func unfinished() throws -> [LedgerRow]
     /// Rows in a state, newest first (for `outbox`).
     func rows(in states: Set<DeliveryState>) throws -> [LedgerRow]
+    /// Every row of a reminder (any occasion) that fired after `after` and whose
+    /// event no channel has `sent`: what fallbacks and problems are found in.
+    func unsentReminderRows(firedAfter after: Int64) throws -> [LedgerRow]
+    /// Every row of `kind` that fired after `after` (notices, digests).
+    func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow]
     /// The end of the last dispatch pass (DESIGN §2); nil on a fresh data dir.
     func watermark() throws -> Int64?
     func setWatermark(_ value: Int64) throws

@@ -166,6 +166,8 @@ public struct DBusChannel: NotificationChannel {
         switch kind {
         case .ask: return "x-birthdaybuzz.ask"
         case .wish: return "x-birthdaybuzz.wish"
+        case .notice: return "x-birthdaybuzz.notice"
+        case .digest: return "x-birthdaybuzz.digest"
         case .reminder, .anniversary, .message: return "x-birthdaybuzz.reminder"
         }
     }

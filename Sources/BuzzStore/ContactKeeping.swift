@@ -207,14 +207,8 @@ extension BuzzDatabase {
     public func history(for id: String) throws -> [LedgerRow] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT event_id, channel, contact_id, kind, state, fire_at, attempts, last_error, next_attempt_at, sent_at
-                FROM delivery WHERE contact_id = ? ORDER BY fire_at DESC, event_id, channel
-                """, arguments: [id]).map { row in
-                let kind: String = row[3]
-                return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: ledgerKind(kind, eventID: row[0]),
-                                 state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
-                                 lastError: row[7], nextAttemptAt: row[8], sentAt: row[9])
-            }
+                SELECT \(SQLiteLedger.columns) FROM delivery WHERE contact_id = ? ORDER BY fire_at DESC, event_id, channel
+                """, arguments: [id]).map(SQLiteLedger.decode)
         }
     }
 }

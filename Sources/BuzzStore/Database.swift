@@ -242,6 +242,7 @@ public final class BuzzDatabase: Sendable {
         registerOccasions(&migrator)
         registerStatusIndex(&migrator)
         registerNotifications(&migrator)
+        SQLiteLedger.registerLedgerKinds(&migrator)
         return migrator
     }
 

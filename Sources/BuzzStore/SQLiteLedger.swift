@@ -12,10 +12,46 @@ public final class SQLiteLedger: DeliveryLedger {
         self.database = database
     }
 
-    private static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "reminder", .ask: "ask", .message: "reminder",
-                                                               // A wish is a message to the contact, as an ask is; its
-                                                               // event id (`…/wish/…`) tells them apart (ledgerKind).
-                                                               .wish: "ask"]
+    /// The `kind` column: each row's kind as written, read back the same.
+    static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "anniversary", .ask: "ask", .wish: "wish",
+                                                .notice: "notice", .digest: "digest", .message: "message"]
+    private static let kindsByName = Dictionary(uniqueKeysWithValues: kinds.map { ($0.value, $0.key) })
+
+    /// Rows before v6 stored a birthday's and an anniversary's reminder as `reminder`, an
+    /// ask and a wish as `ask`: the migration rewrites them (by their ids) to their kinds.
+    static func registerLedgerKinds(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v6-ledger-kinds") { db in
+            try db.execute(sql: """
+                CREATE TABLE delivery_v6 (
+                    event_id TEXT NOT NULL,
+                    channel TEXT NOT NULL,
+                    contact_id TEXT NOT NULL,
+                    kind TEXT NOT NULL DEFAULT 'reminder',
+                    state TEXT NOT NULL CHECK (state = 'pending' OR state = 'sending' OR state = 'sent'
+                        OR state = 'retrying' OR state = 'failed' OR state = 'missed' OR state = 'skipped'),
+                    fire_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    next_attempt_at INTEGER,
+                    sent_at INTEGER,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    via TEXT,
+                    PRIMARY KEY (event_id, channel)
+                ) WITHOUT ROWID;
+                INSERT INTO delivery_v6 (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
+                                         next_attempt_at, sent_at, created_at, updated_at)
+                    SELECT event_id, channel, contact_id,
+                           CASE WHEN kind = 'ask' AND instr(event_id, '/wish/') > 0 THEN 'wish'
+                                WHEN kind = 'reminder' AND instr(event_id, '/anniversary/') > 0 THEN 'anniversary'
+                                ELSE kind END,
+                           state, fire_at, attempts, last_error, next_attempt_at, sent_at, created_at, updated_at
+                    FROM delivery;
+                DROP TABLE delivery;
+                ALTER TABLE delivery_v6 RENAME TO delivery;
+                """)
+        }
+    }
 
     public func row(eventID: String, channel: String) throws -> LedgerRow? {
         try database.writeWithoutTransaction { db in
@@ -42,7 +78,7 @@ public final class SQLiteLedger: DeliveryLedger {
                 var statement = try RawStatement(db, sql: Self.pairUpsertSQL)
                 Self.bind(rows[0], to: &statement)
                 Self.bind(rows[1], to: &statement)
-                statement.bindAt(21, now)
+                statement.bindAt(23, now)
                 try statement.execute()
             }
         default:
@@ -52,20 +88,20 @@ public final class SQLiteLedger: DeliveryLedger {
         }
     }
 
-    /// Inserts or updates `rows` rows: parameters ?1–?10 for the first row, ?11–?20
-    /// for the second, …, then one more for `now`.
+    /// Inserts or updates `rows` rows: parameters ?1–?11 for the first row, ?12–?22
+    /// for the second, …, then one more for `now`. `created_at` stays as first written.
     private static func upsertSQL(rows: Int) -> String {
         let values = (0..<rows).map { row in
-            "(" + (1...10).map { "?\(row * 10 + $0)" }.joined(separator: ", ") + ", ?\(rows * 10 + 1), ?\(rows * 10 + 1))"
+            "(" + (1...11).map { "?\(row * 11 + $0)" }.joined(separator: ", ") + ", ?\(rows * 11 + 1), ?\(rows * 11 + 1))"
         }
         return """
             INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, last_error,
-                                  next_attempt_at, sent_at, created_at, updated_at)
+                                  next_attempt_at, sent_at, via, created_at, updated_at)
             VALUES \(values.joined(separator: ", "))
             ON CONFLICT(event_id, channel) DO UPDATE SET
                 state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
                 next_attempt_at = excluded.next_attempt_at, sent_at = excluded.sent_at,
-                fire_at = excluded.fire_at, updated_at = excluded.updated_at
+                fire_at = excluded.fire_at, via = excluded.via, updated_at = excluded.updated_at
             """
     }
 
@@ -75,22 +111,23 @@ public final class SQLiteLedger: DeliveryLedger {
     private static func upsert(_ row: LedgerRow, now: Int64, _ db: Database) throws {
         var statement = try RawStatement(db, sql: singleUpsertSQL)
         bind(row, to: &statement)
-        statement.bindAt(11, now)
+        statement.bindAt(12, now)
         try statement.execute()
     }
 
-    /// The row's ten values, at the statement's next ten positions.
+    /// The row's eleven values, at the statement's next eleven positions.
     private static func bind(_ row: LedgerRow, to statement: inout RawStatement) {
         statement.bind(row.eventID)
         statement.bind(row.channel)
         statement.bind(row.contactID)
-        statement.bind(Self.kinds[row.kind] ?? "reminder")
+        statement.bind(Self.kinds[row.kind] ?? "message")
         statement.bind(row.state.rawValue)
         statement.bind(row.fireAt)
         statement.bind(row.attempts)
         statement.bind(row.lastError)
         statement.bind(row.nextAttemptAt)
         statement.bind(row.sentAt)
+        statement.bind(row.via?.stored)
     }
 
     /// Every channel's row for one event, by channel.
@@ -121,6 +158,25 @@ public final class SQLiteLedger: DeliveryLedger {
                 SELECT \(Self.columns) FROM delivery WHERE state IN ('pending', 'sending', 'retrying')
                 ORDER BY fire_at, event_id, channel
                 """).map(Self.decode)
+        }
+    }
+
+    public func unsentReminderRows(firedAfter after: Int64) throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery AS d
+                WHERE fire_at > ? AND kind IN ('reminder', 'anniversary')
+                  AND NOT EXISTS (SELECT 1 FROM delivery AS s WHERE s.event_id = d.event_id AND s.state = 'sent')
+                ORDER BY fire_at, event_id, created_at, channel
+                """, arguments: [after]).map(Self.decode)
+        }
+    }
+
+    public func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery WHERE fire_at > ? AND kind = ? ORDER BY fire_at, event_id, channel
+                """, arguments: [after, Self.kinds[kind] ?? "message"]).map(Self.decode)
         }
     }
 
@@ -180,23 +236,19 @@ public final class SQLiteLedger: DeliveryLedger {
         }
     }
 
-    private static let columns = """
-        event_id, channel, contact_id, kind, state, fire_at, attempts, last_error, next_attempt_at, sent_at
+    static let columns = """
+        event_id, channel, contact_id, kind, state, fire_at, attempts, last_error, next_attempt_at, sent_at, via, created_at
         """
 
-    private static func decode(_ row: Row) -> LedgerRow {
+    static func decode(_ row: Row) -> LedgerRow {
         let kind: String = row[3]
-        return LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: ledgerKind(kind, eventID: row[0]),
-                         state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
-                         lastError: row[7], nextAttemptAt: row[8], sentAt: row[9])
+        let via: String? = row[10]
+        var decoded = LedgerRow(eventID: row[0], channel: row[1], contactID: row[2], kind: kindsByName[kind] ?? .message,
+                                state: DeliveryState(rawValue: row[4]) ?? .failed, fireAt: row[5], attempts: row[6],
+                                lastError: row[7], nextAttemptAt: row[8], sentAt: row[9], via: via.flatMap(DeliveryVia.init(stored:)))
+        decoded.createdAt = row[11]
+        return decoded
     }
-}
-
-/// The kind of a stored row: the `kind` column says reminder or a message to the
-/// contact ("ask"); of those, a wish's event id is `<contact>/wish/<date>`.
-func ledgerKind(_ column: String, eventID: String) -> Message.Kind {
-    guard column == "ask" else { return .reminder }
-    return eventID.contains("/wish/") ? .wish : .ask
 }
 
 extension BuzzDatabase {
@@ -206,7 +258,7 @@ extension BuzzDatabase {
         try read { db in
             Set(try String.fetchAll(db, sql: """
                 SELECT DISTINCT contact_id FROM delivery
-                WHERE kind = 'ask' AND state = 'sent' AND sent_at >= ? AND sent_at < ? AND event_id LIKE '%/wish/%'
+                WHERE kind = 'wish' AND state = 'sent' AND sent_at >= ? AND sent_at < ?
                 """, arguments: [start, end]))
         }
     }

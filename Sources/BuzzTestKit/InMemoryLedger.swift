@@ -22,9 +22,23 @@ public final class InMemoryLedger: DeliveryLedger {
 
     public func save(_ row: LedgerRow, now: Int64) throws {
         state.withLock {
+            var row = row
+            row.createdAt = $0.rows[Self.key(row.eventID, row.channel)]?.createdAt ?? now
             $0.rows[Self.key(row.eventID, row.channel)] = row
             $0.saves.append(row)
         }
+    }
+
+    public func unsentReminderRows(firedAfter after: Int64) throws -> [LedgerRow] {
+        state.withLock { state in
+            let sent = Set(state.rows.values.filter { $0.state == .sent }.map(\.eventID))
+            return state.rows.values.filter { $0.isReminder && $0.fireAt > after && !sent.contains($0.eventID) }
+        }.sorted { ($0.fireAt, $0.eventID, $0.createdAt ?? Int64(0), $0.channel) < ($1.fireAt, $1.eventID, $1.createdAt ?? Int64(0), $1.channel) }
+    }
+
+    public func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow] {
+        state.withLock { $0.rows.values.filter { $0.kind == kind && $0.fireAt > after } }
+            .sorted { ($0.fireAt, $0.eventID, $0.channel) < ($1.fireAt, $1.eventID, $1.channel) }
     }
 
     public func keys(firedAfter after: Int64, upTo: Int64) throws -> Set<LedgerKey> {

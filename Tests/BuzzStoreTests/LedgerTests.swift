@@ -138,4 +138,47 @@ import Testing
             }
         }
     }
+
+    /// Before v6 an anniversary's reminder was stored as `reminder` and a wish as
+    /// `ask`: read back, both had another kind's name. The migration gives each
+    /// row its kind, and every kind written now reads back as written.
+    @Test func v6GivesEveryRowItsOwnKind() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-v6-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/buzz.sqlite"
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try BuzzDatabase.migrator.migrate(queue, upTo: "v5-notification-server")
+            try queue.write { db in
+                for (id, kind) in [("c/1/2027-03-15", "reminder"), ("c/anniversary/0/2027-06-01", "reminder"),
+                                   ("c/ask/1", "ask"), ("c/wish/2027-03-15", "ask")] {
+                    try db.execute(sql: """
+                        INSERT INTO delivery (event_id, channel, contact_id, kind, state, fire_at, attempts, created_at, updated_at)
+                        VALUES (?, 'hook', 'c', ?, 'sent', 5, 1, 3, 4)
+                        """, arguments: [id, kind])
+                }
+            }
+        }
+        let database = try BuzzDatabase(directory: directory)
+        let ledger = SQLiteLedger(database)
+        #expect(try ledger.row(eventID: "c/1/2027-03-15", channel: "hook")?.kind == .reminder)
+        #expect(try ledger.row(eventID: "c/anniversary/0/2027-06-01", channel: "hook")?.kind == .anniversary)
+        #expect(try ledger.row(eventID: "c/ask/1", channel: "hook")?.kind == .ask)
+        #expect(try ledger.row(eventID: "c/wish/2027-03-15", channel: "hook")?.kind == .wish)
+        #expect(try ledger.row(eventID: "c/1/2027-03-15", channel: "hook")?.createdAt == 3)
+
+        for (index, kind) in [Message.Kind.reminder, .anniversary, .ask, .wish, .notice, .digest, .message].enumerated() {
+            let row = LedgerRow(eventID: "k\(index)", channel: "hook", contactID: "c", kind: kind, state: .failed, fireAt: 9,
+                                via: index.isMultiple(of: 2) ? .fallback(for: ["desktop", "hook"]) : .escalated(from: "desktop"))
+            try ledger.save(row, now: 10)
+            let back = try #require(try ledger.row(eventID: "k\(index)", channel: "hook"))
+            #expect(back == row && back.kind == kind && back.via == row.via && back.createdAt == 10)
+            var later = row
+            later.state = .sent
+            try ledger.save(later, now: 20)
+            #expect(try ledger.row(eventID: "k\(index)", channel: "hook")?.createdAt == 10)  // the first write stays
+        }
+        #expect(try ledger.rows(kind: .notice, firedAfter: 0).map(\.eventID) == ["k4"])
+    }
 }
