@@ -27,6 +27,13 @@ public struct BuzzConfig: Sendable {
         public var catchUp = 12 * 3_600
         /// Seconds until a reminder snoozed from its notification ("Remind me later") comes back.
         public var snooze = 3_600
+        /// Channels tried, one after another, for a reminder its route did not deliver in time.
+        public var fallback: [String] = []
+        /// Seconds after the first attempt on the route (or on the previous fallback) before the next fallback.
+        public var fallbackAfter = 2 * 3_600
+        /// Where notices of undelivered reminders go, tried in order until one takes it;
+        /// nil: the fallback channels, then the reminders' own route channels, then `desktop`.
+        public var notices: [String]?
     }
 
     /// `[anniversaries]` (DESIGN §3b): the second occasion.
@@ -35,6 +42,9 @@ public struct BuzzConfig: Sendable {
         public var offsets: [Int] = [0]
         /// nil: the contact's group's channels, else the reminders' route.
         public var channels: [String]?
+        /// nil: the group's, else `[reminders]`'s.
+        public var fallback: [String]?
+        public var fallbackAfter: Int?
     }
 
     /// `[groups.NAME]`: contacts whose CATEGORIES include NAME (case-insensitive).
@@ -42,6 +52,9 @@ public struct BuzzConfig: Sendable {
         public var name: String
         public var offsets: [Int]?
         public var channels: [String]?
+        /// nil: `[reminders]`'s.
+        public var fallback: [String]?
+        public var fallbackAfter: Int?
     }
 
     public struct Delivery: Sendable {

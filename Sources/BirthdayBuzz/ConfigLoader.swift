@@ -116,6 +116,12 @@ extension BuzzConfig {
                 guard snooze > 0 else { throw reminders.problem("snooze", "must be longer than 0s") }
                 self.reminders.snooze = snooze
             }
+            if let fallback = try reminders.channelList("fallback") { self.reminders.fallback = fallback }
+            if let after = try Self.fallbackAfter(reminders) { self.reminders.fallbackAfter = after }
+            self.reminders.notices = try reminders.channelList("notices")
+            if self.reminders.notices?.isEmpty == true {
+                throw reminders.problem("notices", "must name at least one channel (leave it out for the default)")
+            }
             try reminders.finish()
         }
 
@@ -123,6 +129,8 @@ extension BuzzConfig {
             if let enabled = try anniversaries.bool("enabled") { self.anniversaries.enabled = enabled }
             if let offsets = try anniversaries.offsets("offsets") { self.anniversaries.offsets = offsets }
             self.anniversaries.channels = try anniversaries.channelList("channels")
+            self.anniversaries.fallback = try anniversaries.channelList("fallback")
+            self.anniversaries.fallbackAfter = try Self.fallbackAfter(anniversaries)
             try anniversaries.finish()
         }
 
@@ -132,6 +140,8 @@ extension BuzzConfig {
                 var parsed = Group(name: name)
                 parsed.offsets = try group.offsets("offsets")
                 parsed.channels = try group.channelList("channels")
+                parsed.fallback = try group.channelList("fallback")
+                parsed.fallbackAfter = try Self.fallbackAfter(group)
                 try group.finish()
                 self.groups.append(parsed)
             }
@@ -240,6 +250,13 @@ extension BuzzConfig {
         return health
     }
 
+    /// `fallback_after`: a duration longer than 0.
+    private static func fallbackAfter(_ table: TableReader) throws -> Int? {
+        guard let after = try table.duration("fallback_after") else { return nil }
+        guard after > 0 else { throw table.problem("fallback_after", "must be longer than 0s") }
+        return after
+    }
+
     /// Every channel a route names must exist (the embedded `console` and `desktop` always do).
     private func checkReferences() throws {
         let known = Set(channels.map(\.name)).union(BuzzConfig.builtInChannelNames)
@@ -249,8 +266,14 @@ extension BuzzConfig {
             }
         }
         try check(reminders.channels, ["reminders", "channels"])
+        try check(reminders.fallback, ["reminders", "fallback"])
+        try check(reminders.notices, ["reminders", "notices"])
         try check(anniversaries.channels, ["anniversaries", "channels"])
-        for group in groups { try check(group.channels, ["groups", group.name, "channels"]) }
+        try check(anniversaries.fallback, ["anniversaries", "fallback"])
+        for group in groups {
+            try check(group.channels, ["groups", group.name, "channels"])
+            try check(group.fallback, ["groups", group.name, "fallback"])
+        }
         try check(ask.sms.map { [$0] }, ["ask", "sms"])
         try check(ask.email.map { [$0] }, ["ask", "email"])
         if let email = ask.email, let channel = resolvedChannel(named: email),

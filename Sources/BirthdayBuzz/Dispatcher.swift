@@ -26,17 +26,63 @@ public struct DispatchReport: Sendable {
     public var retrying = 0
     public var missed = 0
     public var skipped = 0
+    /// Reminders no channel delivered that this pass announced, or tried to, in a notice.
+    public var problems = 0
+    /// Of those, and of earlier ones, the problems whose notice no channel has taken yet.
+    public var noticesPending = 0
     public var deliveries: [Delivery] = []
 
     public init() {}
 
-    /// 0 when everything due went out; 1 when something failed or waits for a retry.
-    public var exitStatus: Int32 { failed > 0 || retrying > 0 ? 1 : 0 }
+    /// 0 when everything due went out; 1 when something failed, waits for a retry,
+    /// or a reminder reached nobody (a problem).
+    public var exitStatus: Int32 { failed > 0 || retrying > 0 || problems > 0 ? 1 : 0 }
 }
 
-/// Renders the message for a reminder event (templates live with the caller).
+/// Why a reminder comes through a channel that is not its route's, for its text:
+/// the channels that did not deliver it and what went wrong there.
+public struct RoutingNote: Sendable, Hashable {
+    public var fallbackFor: [String]
+    public var problem: String
+
+    public init(fallbackFor: [String], problem: String) {
+        self.fallbackFor = fallbackFor
+        self.problem = problem
+    }
+}
+
+/// One line of a notice: a reminder that reached nobody, and what to do now.
+public struct NoticeEntry: Sendable, Hashable {
+    public var eventID: String
+    public var name: String
+    public var occasion: Occasion
+    public var date: LocalDate
+    public var reason: String
+    /// A command that helps now (`buzz wish 'Dana Scully'`).
+    public var hint: String
+
+    public init(eventID: String, name: String, occasion: Occasion, date: LocalDate, reason: String, hint: String) {
+        self.eventID = eventID
+        self.name = name
+        self.occasion = occasion
+        self.date = date
+        self.reason = reason
+        self.hint = hint
+    }
+}
+
+/// Renders the messages a dispatch pass sends (templates live with the caller).
 public protocol ReminderRendering: Sendable {
-    func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message
+    /// A reminder; with `routing`, one that comes by a fallback or an escalation.
+    func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int, routing: RoutingNote?) -> Message
+    /// A notice listing reminders that reached nobody; its id is the caller's to set.
+    func notice(_ entries: [NoticeEntry], today: LocalDate) -> Message
+}
+
+extension ReminderRendering {
+    public func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message {
+        reminder(for: event, contact: contact, daysUntil: daysUntil, routing: nil)
+    }
 }
 
 /// Retry timing: exponential backoff with jitter, capped, never before a server's Retry-After.
@@ -101,7 +147,12 @@ public final class Dispatcher: Sendable {
         var row: LedgerRow
         var event: PlannedEvent
         var contact: PlanningContact
+        /// Set for a fallback or an escalation.
+        var routing: RoutingNote?
     }
+
+    /// How far back fallbacks and notices look: a notice no channel takes is tried for 30 days.
+    public static let noticeWindow: Int64 = 30 * 86_400
 
     /// The end of the event's occurrence day, local time: a reminder not out by then is `missed`.
     private func dayEnd(_ occurrence: LocalDate) -> Int64 {
@@ -136,22 +187,39 @@ public final class Dispatcher: Sendable {
         try plan(&pass, contacts: contacts, watermark: watermark, epoch: epoch)
         pass.report.due = pass.work.count
         if dryRun {
-            // Rendered as a send would render it, so the preview is the message's own title.
-            let today = planner.clock.localDate(at: now)
-            for item in pass.work {
-                let message = renderer.reminder(for: item.event, contact: item.contact,
-                                                daysUntil: max(0, today.days(until: item.event.occurrence)))
-                let preview = DispatchReport.Preview(name: item.contact.name, occasion: item.event.occasion,
-                                                     date: item.event.occurrence, title: message.title)
-                pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil,
-                                                    preview: preview))
-            }
+            preview(pass.work, &pass)
         } else {
-            try await deliver(&pass, shouldStop: shouldStop)
+            try await deliver(pass.work, &pass, shouldStop: shouldStop)
+        }
+        // Then what the route did not deliver: fallbacks whose time has come, and
+        // one notice of the reminders that reached nobody.
+        let fallbacks = try dueFallbacks(contacts: byID, now: now).due
+        pass.report.due += fallbacks.count
+        if dryRun {
+            preview(fallbacks, &pass)
+        } else {
+            try await deliver(fallbacks, &pass, shouldStop: shouldStop)
+        }
+        if !shouldStop() { try await announceProblems(&pass, contacts: byID) }
+        if !dryRun {
             try ledger.setWatermark(max(now, watermark))
             try ledger.prune(firedBefore: now - Dispatcher.retention)
         }
         return pass.report
+    }
+
+    /// A dry run's report of `work`: rendered as a send would render it, so the
+    /// preview is the message's own title.
+    private func preview(_ work: [Work], _ pass: inout Pass) {
+        let today = planner.clock.localDate(at: pass.now)
+        for item in work {
+            let message = renderer.reminder(for: item.event, contact: item.contact,
+                                            daysUntil: max(0, today.days(until: item.event.occurrence)), routing: item.routing)
+            let preview = DispatchReport.Preview(name: item.contact.name, occasion: item.event.occasion,
+                                                 date: item.event.occurrence, title: message.title)
+            pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil,
+                                                preview: preview))
+        }
     }
 
     /// What one pass carries from step to step.
@@ -208,7 +276,8 @@ public final class Dispatcher: Sendable {
                 continue
             }
             pass.queued.insert(LedgerKey(row))
-            pass.work.append(Work(row: row, event: event, contact: contact))
+            let routing = try row.via.map { try routingNote($0, eventID: row.eventID) }
+            pass.work.append(Work(row: row, event: event, contact: contact, routing: routing))
         }
     }
 
@@ -254,7 +323,8 @@ public final class Dispatcher: Sendable {
     /// with the next row's claim (`sending`), before that send: one commit per
     /// send, and still at most one row whose outcome is unrecorded (the one in
     /// flight).
-    private func deliver(_ pass: inout Pass, shouldStop: @Sendable () -> Bool) async throws {
+    private func deliver(_ work: [Work], _ pass: inout Pass, shouldStop: @Sendable () -> Bool) async throws {
+        guard !work.isEmpty else { return }
         let now = pass.now
         let today = planner.clock.localDate(at: now)
         var writes: [LedgerRow] = []
@@ -262,10 +332,10 @@ public final class Dispatcher: Sendable {
         // Channels that said "not now" in this pass: their other messages wait
         // for the same retry time, untried (no attempt counted).
         var held: [String: (until: Int64?, reason: String)] = [:]
-        for (index, item) in pass.work.enumerated() {
+        for (index, item) in work.enumerated() {
             if shouldStop() {
-                writes.append(contentsOf: pass.work[index...].map(\.row))  // state `pending`: resumed next time
-                pass.report.due = index
+                writes.append(contentsOf: work[index...].map(\.row))  // state `pending`: resumed next time
+                pass.report.due -= work.count - index
                 break
             }
             if let hold = held[item.row.channel] {
@@ -286,12 +356,257 @@ public final class Dispatcher: Sendable {
             writes.removeAll(keepingCapacity: true)
             let (outcome, holdChannel) = await deliver(item, claimed: row, today: today, now: now, report: &pass.report)
             writes.append(outcome)
+            if outcome.state == .sent, let via = outcome.via {
+                // Delivered by a fallback or an escalation: the event's rows still
+                // waiting for a retry are closed, so a route that recovers late does
+                // not repeat it (committed with this outcome).
+                for other in try ledger.rows(eventID: outcome.eventID)
+                where other.channel != outcome.channel && [.pending, .retrying].contains(other.state) {
+                    var closed = other
+                    closed.state = .skipped
+                    closed.nextAttemptAt = nil
+                    closed.lastError = "delivered by \(outcome.channel) (\(via.label))"
+                    writes.append(closed)
+                }
+            }
             if holdChannel {
                 held[outcome.channel] = (outcome.nextAttemptAt, "not tried: the channel was not taking messages ("
                                          + (outcome.lastError ?? "temporary failure") + ")")
             }
         }
         try ledger.save(writes, now: now)
+    }
+
+    // MARK: - Fallbacks
+
+    /// A fallback whose time has come, or the time the next one comes.
+    private struct FallbackPlan {
+        var due: [Work] = []
+        var next: Int64?
+    }
+
+    /// The fallback channels whose turn has come (and when the next one does).
+    ///
+    /// For each reminder no channel has sent: the route's rows are level 0,
+    /// the row of the route's n-th fallback channel level n. Once level k has
+    /// been tried (T: its first attempt) and has not delivered by
+    /// `max(T, min(T + fallback_after, day end − 1 h))` — or every row of level
+    /// k ended `failed` — level k + 1 gets its row. A fallback never starts
+    /// for a reminder nobody tried (one recorded `missed` while the machine
+    /// was off: that is announced, never sent late), nor after its day ended.
+    private func dueFallbacks(contacts byID: [String: PlanningContact], now: Int64) throws -> FallbackPlan {
+        guard planner.hasFallbacks else { return FallbackPlan() }
+        var plan = FallbackPlan()
+        var byEvent: [String: [LedgerRow]] = [:]
+        var order: [String] = []
+        for row in try ledger.unsentReminderRows(firedAfter: now - Dispatcher.noticeWindow) {
+            if byEvent[row.eventID] == nil { order.append(row.eventID) }
+            byEvent[row.eventID, default: []].append(row)
+        }
+        for id in order {
+            guard let rows = byEvent[id], let parts = PlannedEvent.parse(id), let contact = byID[parts.contactID],
+                  let first = rows.first, now < dayEnd(parts.occurrence),
+                  let event = event(for: parts, contact: contact, fireAt: first.fireAt) else { continue }
+            let route = planner.route(for: contact, occasion: parts.occasion)
+            let fallbacks = route.fallback.filter { !event.channels.contains($0) }
+            guard !fallbacks.isEmpty else { continue }
+            let routeRows = rows.filter { $0.via == nil }
+            var level = routeRows
+            var nextIndex = 0
+            while nextIndex < fallbacks.count, let row = rows.first(where: { $0.channel == fallbacks[nextIndex] }) {
+                level = [row]
+                nextIndex += 1
+            }
+            guard nextIndex < fallbacks.count else { continue }  // every fallback has its row
+            let tried = level.filter { $0.attempts > 0 || $0.via != nil }
+            guard let start = tried.compactMap({ $0.createdAt }).min() else { continue }
+            let deadline = max(start, min(start + Int64(route.fallbackAfter), dayEnd(parts.occurrence) - 3_600))
+            let allFailed = !level.isEmpty && level.allSatisfy { [.failed, .skipped, .missed].contains($0.state) }
+                && level.contains { $0.state == .failed }
+            guard now >= deadline || allFailed else {
+                plan.next = min(plan.next ?? deadline, deadline)
+                continue
+            }
+            let routeChannels = routeRows.sorted { ($0.createdAt ?? 0, $0.channel) < ($1.createdAt ?? 0, $1.channel) }.map(\.channel)
+            let row = LedgerRow(eventID: id, channel: fallbacks[nextIndex], contactID: first.contactID, kind: first.kind,
+                                state: .pending, fireAt: first.fireAt, via: .fallback(for: routeChannels))
+            plan.due.append(Work(row: row, event: event, contact: contact,
+                                 routing: RoutingNote(fallbackFor: routeChannels, problem: Self.lastProblem(rows))))
+        }
+        return plan
+    }
+
+    /// The last error recorded on `rows` (the route's, then earlier fallbacks').
+    private static func lastProblem(_ rows: [LedgerRow]) -> String {
+        rows.filter { $0.lastError != nil }.max { ($0.createdAt ?? 0) < ($1.createdAt ?? 0) }?.lastError
+            ?? "not delivered in time"
+    }
+
+    /// What a fallback or escalated row's reminder says about why it came this way.
+    private func routingNote(_ via: DeliveryVia, eventID: String) throws -> RoutingNote {
+        switch via {
+        case .fallback(let channels):
+            let rows = try ledger.rows(eventID: eventID).filter { $0.via == nil || channels.contains($0.channel) }
+            return RoutingNote(fallbackFor: channels, problem: Self.lastProblem(rows))
+        case .escalated(let channel):
+            return RoutingNote(fallbackFor: [channel], problem: "the notification was not seen")
+        }
+    }
+
+    // MARK: - Notices
+
+    /// Announces every problem not announced yet, in one notice, through the
+    /// first notice channel that takes it (DESIGN §2a): a `%notice/<event id>`
+    /// row per problem and channel tried, so each is announced once and a notice
+    /// that no channel takes is tried again (backoff) for 30 days.
+    private func announceProblems(_ pass: inout Pass, contacts byID: [String: PlanningContact]) async throws {
+        let now = pass.now
+        let since = now - Dispatcher.noticeWindow
+        let problems = try ledger.problems(firedAfter: since)
+        guard !problems.isEmpty else { return }
+        var notices: [String: [LedgerRow]] = [:]
+        for row in try ledger.rows(kind: .notice, firedAfter: since) {
+            notices[String(row.eventID.dropFirst(Self.noticePrefix.count)), default: []].append(row)
+        }
+        var open = problems.filter { problem in !(notices[problem.eventID] ?? []).contains { $0.state == .sent } }
+        guard !open.isEmpty else { return }
+        pass.report.problems = open.count
+        let today = planner.clock.localDate(at: now)
+        for name in noticeChannels(for: open, contacts: byID) {
+            // Not on a channel that refused it for good, nor before its retry time there.
+            let ready = open.filter { problem in
+                guard let row = notices[problem.eventID]?.first(where: { $0.channel == name }) else { return true }
+                switch row.state {
+                case .failed, .sent, .skipped, .missed: return false
+                case .retrying: return (row.nextAttemptAt ?? now) <= now
+                case .pending, .sending: return true
+                }
+            }
+            guard !ready.isEmpty else { continue }
+            let entries = ready.map { noticeEntry($0, contacts: byID, today: today) }
+            var message = renderer.notice(entries, today: today)
+            message.id = Self.noticePrefix + ready[0].eventID
+            if pass.dryRun {
+                pass.report.deliveries.append(.init(
+                    id: message.id, channel: name, status: .pending, error: nil,
+                    preview: .init(name: entries.map(\.name).joined(separator: ", "), occasion: ready[0].occasion,
+                                   date: ready[0].occurrence, title: message.title)))
+                return
+            }
+            var claims = ready.map { problem -> LedgerRow in
+                var row = notices[problem.eventID]?.first { $0.channel == name }
+                    ?? LedgerRow(eventID: Self.noticePrefix + problem.eventID, channel: name, contactID: problem.contactID,
+                                 kind: .notice, state: .pending, fireAt: problem.fireAt)
+                row.state = .sending
+                row.attempts += 1
+                return row
+            }
+            try ledger.save(claims, now: now)  // before the send: a crash resends it with the same id
+            let failure = await send(message, through: name)
+            for index in claims.indices {
+                apply(failure, to: &claims[index], now: now)
+            }
+            try ledger.save(claims, now: now)
+            pass.report.deliveries.append(.init(id: message.id, channel: name, status: claims[0].state, error: claims[0].lastError))
+            if failure == nil {
+                let announced = Set(ready.map(\.eventID))
+                open.removeAll { announced.contains($0.eventID) }
+                // Announced: the same notice waiting for a retry elsewhere is closed.
+                var closed: [LedgerRow] = []
+                for id in announced {
+                    for row in notices[id] ?? [] where row.channel != name && [.pending, .sending, .retrying].contains(row.state) {
+                        var done = row
+                        done.state = .skipped
+                        done.nextAttemptAt = nil
+                        done.lastError = "announced through \(name)"
+                        closed.append(done)
+                    }
+                }
+                try ledger.save(closed, now: now)
+                if open.isEmpty { break }
+            }
+            for claim in claims {
+                let id = String(claim.eventID.dropFirst(Self.noticePrefix.count))
+                notices[id, default: []].removeAll { $0.channel == name }
+                notices[id, default: []].append(claim)
+            }
+        }
+        pass.report.noticesPending = open.count
+    }
+
+    static let noticePrefix = "%notice/"
+
+    /// `[reminders] notices`, else the fallback channels, then the channels the
+    /// problems' reminders went to, then `desktop`; each once.
+    private func noticeChannels(for problems: [DeliveryProblem], contacts byID: [String: PlanningContact]) -> [String] {
+        if let configured = planner.noticeChannels { return configured }
+        var names = planner.fallbackChannels
+        for problem in problems {
+            if let contact = byID[problem.contactID] {
+                names += planner.route(for: contact, occasion: problem.occasion).fallback
+            }
+        }
+        for problem in problems { names += problem.channels }
+        names.append("desktop")
+        var seen: Set<String> = []
+        return names.filter { seen.insert($0).inserted }
+    }
+
+    private func noticeEntry(_ problem: DeliveryProblem, contacts byID: [String: PlanningContact], today: LocalDate) -> NoticeEntry {
+        let name = byID[problem.contactID]?.name ?? problem.contactID
+        // A birthday that has come (today, or up to a week ago) can still get a
+        // wish; one still ahead (a reminder days before it was missed) is looked at.
+        let wish = problem.occasion == .birthday && problem.occurrence <= today && problem.occurrence.days(until: today) <= 7
+        let hint = (wish ? "buzz wish " : "buzz show ") + Self.shellQuoted(name)
+        return NoticeEntry(eventID: problem.eventID, name: name, occasion: problem.occasion, date: problem.occurrence,
+                           reason: problem.reason, hint: hint)
+    }
+
+    /// A name as one shell word: unchanged when plain, else in single quotes.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.,@+".unicodeScalars.contains(scalar)
+        }
+        var quoted = "'"
+        for character in text { quoted += character == "'" ? "'\\''" : String(character) }
+        return plain ? text : quoted + "'"
+    }
+
+    /// Sends `message` through the channel named `name`; nil when it went out.
+    private func send(_ message: Message, through name: String) async -> DeliveryError? {
+        switch await channel(name) {
+        case .failure(let error):
+            return error
+        case .success(let adapter):
+            do {
+                try await adapter.deliver(message)
+                return nil
+            } catch let error as DeliveryError {
+                return error
+            } catch {
+                return .temporary("\(name): \(error)")
+            }
+        }
+    }
+
+    /// A claimed row's outcome: sent, or retrying with backoff, or failed.
+    private func apply(_ failure: DeliveryError?, to row: inout LedgerRow, now: Int64) {
+        guard let failure else {
+            row.state = .sent
+            row.sentAt = now
+            row.lastError = nil
+            row.nextAttemptAt = nil
+            return
+        }
+        row.lastError = scrub(failure.message, row.channel)
+        if failure.isTemporary, row.attempts < backoff.maxAttempts {
+            row.state = .retrying
+            row.nextAttemptAt = now + Int64(backoff.delay(afterAttempt: row.attempts, retryAfter: failure.retryAfter, jitter: jitter()))
+        } else {
+            row.state = .failed
+            row.nextAttemptAt = nil
+            if failure.isTemporary { row.lastError = (row.lastError ?? "") + " (gave up after \(row.attempts) attempts)" }
+        }
     }
 
     private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),
@@ -313,39 +628,13 @@ public final class Dispatcher: Sendable {
                          report: inout DispatchReport) async -> (LedgerRow, holdChannel: Bool) {
         var row = claimed
         let message = renderer.reminder(for: item.event, contact: item.contact,
-                                        daysUntil: max(0, today.days(until: item.event.occurrence)))
-        var failure: DeliveryError?
-        switch await channel(row.channel) {
-        case .failure(let error):
-            failure = error
-        case .success(let adapter):
-            do {
-                try await adapter.deliver(message)
-            } catch let error as DeliveryError {
-                failure = error
-            } catch {
-                failure = .temporary("\(row.channel): \(error)")
-            }
-        }
-        if let failure {
-            row.lastError = scrub(failure.message, row.channel)
-            if failure.isTemporary, row.attempts < backoff.maxAttempts {
-                let wait = backoff.delay(afterAttempt: row.attempts, retryAfter: failure.retryAfter, jitter: jitter())
-                row.state = .retrying
-                row.nextAttemptAt = now + Int64(wait)
-                report.retrying += 1
-            } else {
-                row.state = .failed
-                row.nextAttemptAt = nil
-                if failure.isTemporary { row.lastError = (row.lastError ?? "") + " (gave up after \(row.attempts) attempts)" }
-                report.failed += 1
-            }
-        } else {
-            row.state = .sent
-            row.sentAt = now
-            row.lastError = nil
-            row.nextAttemptAt = nil
-            report.sent += 1
+                                        daysUntil: max(0, today.days(until: item.event.occurrence)), routing: item.routing)
+        let failure = await send(message, through: row.channel)
+        apply(failure, to: &row, now: now)
+        switch row.state {
+        case .sent: report.sent += 1
+        case .retrying: report.retrying += 1
+        default: report.failed += 1
         }
         report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
         return (row, failure?.channelUnavailable == true && row.state == .retrying)
@@ -355,10 +644,25 @@ public final class Dispatcher: Sendable {
     public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
         let nextFire = planner.upcoming(contacts, now: now, limit: 1,
                                         recorded: try ledger.recorded(around: now, planner: planner, contacts: contacts)).first?.fireAt
-        let nextRetry = try ledger.unfinished().filter(\.isReminder).compactMap { row -> Int64? in
+        let unfinished = try ledger.unfinished()
+        var wakes = unfinished.filter(\.isReminder).compactMap { row -> Int64? in
             // Retries, and snoozed reminders (`pending` until their time), at their time; the rest at once.
             row.state == .retrying || row.state == .pending ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
-        }.min()
+        }
+        // The day end of every unfinished reminder (it becomes a problem then, and
+        // is announced), the next fallback, and the next retry of a notice.
+        for row in unfinished where row.isReminder {
+            if let parts = PlannedEvent.parse(PlannedEvent.snoozed(row.eventID)?.base ?? row.eventID) {
+                wakes.append(max(dayEnd(parts.occurrence), now + 1))
+            }
+        }
+        var byID: [String: PlanningContact] = [:]
+        for contact in contacts { byID[contact.id] = contact }
+        if let fallback = try dueFallbacks(contacts: byID, now: now).next { wakes.append(max(fallback, now + 1)) }
+        for row in unfinished where row.kind == .notice && row.fireAt > now - Dispatcher.noticeWindow {
+            wakes.append(max(row.nextAttemptAt ?? now + 1, now + 1))
+        }
+        let nextRetry = wakes.min()
         switch (nextFire, nextRetry) {
         case let (fire?, retry?): return min(fire, retry)
         case let (fire?, nil): return fire

@@ -112,6 +112,8 @@ public struct LedgerRow: Sendable, Hashable {
 /// transaction, so a crash at any instant loses nothing committed.
 public protocol DeliveryLedger: Sendable {
     func row(eventID: String, channel: String) throws -> LedgerRow?
+    /// Every channel's row for one event.
+    func rows(eventID: String) throws -> [LedgerRow]
     /// Inserts or replaces the row for (eventID, channel).
     func save(_ row: LedgerRow, now: Int64) throws
     /// Saves `rows` in order, all in one transaction: a send's outcome together

@@ -54,14 +54,22 @@ public struct MessageTemplates: Sendable {
         /// To a contact on their birthday (DESIGN §6a). Variables: `first_name`,
         /// `name`, `age` and `has_age` (absent when the year is unknown), `sender_name`.
         case wish
+        /// To the user: reminders that reached nobody. Variables: `count`, `one`
+        /// (count is 1), and `problems`, a list of `name`, `occasion`
+        /// (`birthday`, `anniversary`) with the booleans `birthday` and
+        /// `anniversary`, `date` (localized), `reason`, `hint` (a command) and
+        /// `wish` (the hint sends a wish: the birthday has come).
+        case notice
 
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
             switch self {
             case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age",
-                             "gift_ideas", "has_gift_ideas", "notes", "has_notes"]
+                             "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback", "problem"]
             case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
-                                "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes"]
+                                "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback",
+                                "problem"]
+            case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "wish"]
             case .ask: ["first_name", "name", "sender_name"]
             case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
             }
@@ -99,7 +107,7 @@ public struct MessageTemplates: Sendable {
             guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
                   let kind = Kind(rawValue: String(parts[1])) else {
                 throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish)")
+                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish, notice)")
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
@@ -147,16 +155,22 @@ public struct MessageTemplates: Sendable {
     /// anniversary, the years), when known; `giftIdeas` and `notes` are the contact's.
     public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
                                date: LocalDate, locale: String, occasion: Occasion = .birthday,
-                               giftIdeas: [String] = [], notes: [String] = []) -> (title: String, body: String, locale: String) {
+                               giftIdeas: [String] = [], notes: [String] = [],
+                               routing: RoutingNote? = nil) -> (title: String, body: String, locale: String) {
         let kind: Kind = occasion == .birthday ? .reminder : .anniversary
         let first = Self.nonBlank(firstName) ?? name
         let shownName = Self.nonBlank(name) ?? first
-        guard giftIdeas.isEmpty, notes.isEmpty else {
-            // Texts with the contact's own lists are not shared with anyone: no cache.
+        guard giftIdeas.isEmpty, notes.isEmpty, routing == nil else {
+            // Texts with the contact's own lists, or a fallback's reason, are not shared with anyone: no cache.
             let used = resolvedLocale(kind: kind, preferred: [locale])
-            let values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
+            var values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
                                              date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
                                              giftIdeas: giftIdeas, notes: notes)
+            if let routing {
+                values["fallback_for"] = routing.fallbackFor
+                values["has_fallback"] = true
+                values["problem"] = routing.problem
+            }
             return render(kind, locale: used, values: values, fallbackTitle: name)
         }
         // A batch of reminders differs mostly in the names: the rest of the text
@@ -209,6 +223,8 @@ public struct MessageTemplates: Sendable {
             "has_gift_ideas": !giftIdeas.isEmpty,
             "notes": notes,
             "has_notes": !notes.isEmpty,
+            "fallback_for": [String](),
+            "has_fallback": false,
         ]
         if kind == .anniversary {
             values["has_years"] = age != nil
@@ -246,6 +262,30 @@ public struct MessageTemplates: Sendable {
         if let age { values["age"] = age }
         if let sender = senderName.flatMap(Self.nonBlank) { values["sender_name"] = sender }
         return render(.wish, locale: used, values: values, fallbackTitle: name)
+    }
+
+    /// Renders a notice to the user in `locale` (`general.locale`): the reminders
+    /// that reached nobody, each with what to do now.
+    public func renderNotice(_ entries: [NoticeEntry], locale: String) -> (title: String, body: String, locale: String) {
+        let used = resolvedLocale(kind: .notice, preferred: [locale])
+        let dateLocale = Self.dateLocale(requested: locale, used: used)
+        let values: [String: Any] = [
+            "count": entries.count,
+            "one": entries.count == 1,
+            "problems": entries.map { entry -> [String: Any] in
+                [
+                    "name": entry.name,
+                    "occasion": entry.occasion.rawValue,
+                    "birthday": entry.occasion == .birthday,
+                    "anniversary": entry.occasion == .anniversary,
+                    "date": Self.format(entry.date, locale: dateLocale),
+                    "reason": entry.reason,
+                    "hint": entry.hint,
+                    "wish": entry.hint.hasPrefix("buzz wish "),
+                ]
+            },
+        ]
+        return render(.notice, locale: used, values: values, fallbackTitle: "BirthdayBuzz")
     }
 
     private func render(_ kind: Kind, locale: String, values: [String: Any],

@@ -242,6 +242,10 @@ public struct ReminderRoute: Sendable, Equatable {
     public var channels: [String]
     /// Minutes after local midnight.
     public var time: Int
+    /// Tried in order when the route does not deliver in time (`fallback`).
+    public var fallback: [String] = []
+    /// Seconds (`fallback_after`).
+    public var fallbackAfter = 2 * 3_600
 }
 
 /// Works out reminder events from contacts and configuration. A pure function
@@ -277,17 +281,33 @@ public struct Planner: Sendable {
     public func route(for contact: PlanningContact, occasion: Occasion) -> ReminderRoute {
         let settings = contact.settings
         let time = settings?.time ?? config.reminders.time
+        let group = config.group(forCategories: contact.categories)
         switch occasion {
         case .birthday:
             let base = route(for: contact.categories)
             return ReminderRoute(offsets: settings?.offsets ?? base.offsets, channels: settings?.channels ?? base.channels,
-                                 time: time)
+                                 time: time, fallback: group?.fallback ?? config.reminders.fallback,
+                                 fallbackAfter: group?.fallbackAfter ?? config.reminders.fallbackAfter)
         case .anniversary:
-            let channels = settings?.channels ?? config.anniversaries.channels
-                ?? config.group(forCategories: contact.categories)?.channels ?? defaultChannels
-            return ReminderRoute(offsets: settings?.offsets ?? config.anniversaries.offsets, channels: channels, time: time)
+            let channels = settings?.channels ?? config.anniversaries.channels ?? group?.channels ?? defaultChannels
+            return ReminderRoute(offsets: settings?.offsets ?? config.anniversaries.offsets, channels: channels, time: time,
+                                 fallback: config.anniversaries.fallback ?? group?.fallback ?? config.reminders.fallback,
+                                 fallbackAfter: config.anniversaries.fallbackAfter ?? group?.fallbackAfter
+                                     ?? config.reminders.fallbackAfter)
         }
     }
+
+    /// Whether any reminder has a fallback channel (else no pass looks for fallbacks).
+    public var hasFallbacks: Bool {
+        !config.reminders.fallback.isEmpty || config.anniversaries.fallback?.isEmpty == false
+            || config.groups.contains { $0.fallback?.isEmpty == false }
+    }
+
+    /// `[reminders] fallback`.
+    public var fallbackChannels: [String] { config.reminders.fallback }
+
+    /// `[reminders] notices`; nil for the default order.
+    public var noticeChannels: [String]? { config.reminders.notices }
 
     /// Whether anniversaries are reminded of (`anniversaries.enabled`).
     public var remindsAnniversaries: Bool { config.anniversaries.enabled }

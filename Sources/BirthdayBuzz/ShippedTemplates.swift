@@ -23,6 +23,9 @@ Da bleibt genug Zeit, dir etwas Schönes zu überlegen.
 Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Diese Nachricht kommt hier an, weil sie über {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} nicht durchkam: {{problem}}
+{{/has_fallback}}
 
 """#,
         "de/ask": #"""
@@ -34,6 +37,16 @@ Danke dir!
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "de/notice": #"""
+{{#one}}Verpasst: 1 Erinnerung{{/one}}{{^one}}Verpasst: {{count}} Erinnerungen{{/one}}
+
+{{#one}}Diese Erinnerung hat dich über keinen Kanal erreicht:{{/one}}{{^one}}Diese Erinnerungen haben dich über keinen Kanal erreicht:{{/one}}
+{{#problems}}
+- {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}} von {{name}}, {{date}}: {{reason}}
+  {{#wish}}Gratulieren: {{hint}}{{/wish}}{{^wish}}Details: {{hint}}{{/wish}}
+{{/problems}}
 
 """#,
         "de/reminder": #"""
@@ -56,6 +69,9 @@ Da bleibt genug Zeit, dir etwas Schönes zu überlegen.
 Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Diese Nachricht kommt hier an, weil sie über {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} nicht durchkam: {{problem}}
+{{/has_fallback}}
 
 """#,
         "de/wish": #"""
@@ -88,6 +104,9 @@ Plenty of time to think of something nice.
 Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+This came here because it did not get through on {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
 
 """#,
         "en/ask": #"""
@@ -99,6 +118,16 @@ Thanks!
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "en/notice": #"""
+{{#one}}Missed: 1 reminder{{/one}}{{^one}}Missed: {{count}} reminders{{/one}}
+
+{{#one}}This reminder reached you through no channel:{{/one}}{{^one}}These reminders reached you through no channel:{{/one}}
+{{#problems}}
+- {{name}}'s {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}}, {{date}}: {{reason}}
+  {{#wish}}Send a wish: {{hint}}{{/wish}}{{^wish}}Details: {{hint}}{{/wish}}
+{{/problems}}
 
 """#,
         "en/reminder": #"""
@@ -121,6 +150,9 @@ Plenty of time to think of something nice.
 Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+This came here because it did not get through on {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
 
 """#,
         "en/wish": #"""
@@ -153,6 +185,9 @@ Tienes tiempo de sobra para pensar en algo bonito.
 Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Este mensaje llega por aquí porque no pudo entregarse por {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
 
 """#,
         "es/ask": #"""
@@ -164,6 +199,16 @@ Una pregunta rápida
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "es/notice": #"""
+{{#one}}Sin entregar: 1 recordatorio{{/one}}{{^one}}Sin entregar: {{count}} recordatorios{{/one}}
+
+{{#one}}Este recordatorio no te llegó por ningún canal:{{/one}}{{^one}}Estos recordatorios no te llegaron por ningún canal:{{/one}}
+{{#problems}}
+- {{#birthday}}Cumpleaños{{/birthday}}{{#anniversary}}Aniversario{{/anniversary}} de {{name}}, {{date}}: {{reason}}
+  {{#wish}}Felicitar: {{hint}}{{/wish}}{{^wish}}Detalles: {{hint}}{{/wish}}
+{{/problems}}
 
 """#,
         "es/reminder": #"""
@@ -186,6 +231,9 @@ Tienes tiempo de sobra para pensar en algo bonito.
 Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Este mensaje llega por aquí porque no pudo entregarse por {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
 
 """#,
         "es/wish": #"""
@@ -218,6 +266,9 @@ Tu as tout le temps de penser à une jolie attention.
 Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Ce message arrive ici car il n'a pas pu passer par {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} : {{problem}}
+{{/has_fallback}}
 
 """#,
         "fr/ask": #"""
@@ -229,6 +280,16 @@ Merci !
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "fr/notice": #"""
+{{#one}}Non remis : 1 rappel{{/one}}{{^one}}Non remis : {{count}} rappels{{/one}}
+
+{{#one}}Ce rappel ne vous est parvenu par aucun canal :{{/one}}{{^one}}Ces rappels ne vous sont parvenus par aucun canal :{{/one}}
+{{#problems}}
+- {{#birthday}}Anniversaire{{/birthday}}{{#anniversary}}Anniversaire de mariage{{/anniversary}} de {{name}}, {{date}} : {{reason}}
+  {{#wish}}Souhaiter son anniversaire : {{hint}}{{/wish}}{{^wish}}Détails : {{hint}}{{/wish}}
+{{/problems}}
 
 """#,
         "fr/reminder": #"""
@@ -251,6 +312,9 @@ Tu as tout le temps de penser à une jolie attention.
 Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
 {{/today}}
+{{#has_fallback}}
+Ce message arrive ici car il n'a pas pu passer par {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} : {{problem}}
+{{/has_fallback}}
 
 """#,
         "fr/wish": #"""

@@ -193,8 +193,9 @@ extension MessageTemplates {
                 let root = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let plainTag = !"#^/>=<$".contains(sigil ?? " ")  // a variable: bare, {{{…}}} or {{&…}}
                 // Inside the contact's own lists (`{{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}…`)
-                // `.` and transforms are about the list, which such texts never cache.
-                let inList = open.contains { $0.name == "gift_ideas" || $0.name == "notes" }
+                // and a fallback's channels, `.` and transforms are about the list, which
+                // such texts never cache.
+                let inList = open.contains { $0.name == "gift_ideas" || $0.name == "notes" || $0.name == "fallback_for" }
                 if !inList && (name.contains("(") || name.first == ".")
                     || (root == "name" || root == "first_name") && (!plainTag || name.contains(".")) {
                     namesArePlain = false

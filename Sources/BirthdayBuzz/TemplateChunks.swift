@@ -32,6 +32,11 @@ extension MessageTemplates {
         case .wish:
             [["first_name": "Ann", "name": "Ann <O'Brien>", "age": 37, "has_age": true, "sender_name": "Sam"],
              ["first_name": "", "name": "", "has_age": false]]
+        case .notice:
+            [["count": 1, "one": true, "problems": [["name": "Ann", "occasion": "birthday", "birthday": true, "anniversary": false,
+                                                      "date": "Monday, March 15", "reason": "HTTP 500", "hint": "buzz wish Ann",
+                                                      "wish": true]]],
+             ["count": 0, "one": false, "problems": [[String: Any]]()]]
         }
         return valueSets.allSatisfy { whole.render($0) == cut.render($0) }
     }

@@ -67,14 +67,20 @@ struct TemplateRenderer: ReminderRendering {
     let locale: String
     let clock: WallClock
 
-    func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message {
+    func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int, routing: RoutingNote?) -> Message {
         // Open gift ideas go into the reminders before the day (the shipped templates
         // list them then); notes into every one that uses them.
         let text = templates.renderReminder(name: contact.name, firstName: contact.firstName, daysUntil: daysUntil,
                                             age: event.age, date: event.occurrence, locale: locale,
-                                            occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes)
+                                            occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes,
+                                            routing: routing)
         return Message(kind: event.occasion == .birthday ? .reminder : .anniversary, id: event.id, title: text.title, body: text.body,
                        contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence,
                        daysUntil: daysUntil, locale: text.locale)
+    }
+
+    func notice(_ entries: [NoticeEntry], today: LocalDate) -> Message {
+        let text = templates.renderNotice(entries, locale: locale)
+        return Message(kind: .notice, id: "", title: text.title, body: text.body, locale: text.locale, urgency: .critical)
     }
 }

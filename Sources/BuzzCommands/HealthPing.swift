@@ -12,15 +12,15 @@ extension DispatchReport {
     /// The counts as one line: `tick: 3 due, 2 sent, 1 failed, 0 retrying, 0 missed, 0 skipped`.
     func countsLine(_ prefix: String) -> String {
         "\(prefix): \(due) due, \(sent) sent, \(failed) failed, \(retrying) retrying, \(missed) missed, \(skipped) skipped"
+            + (problems > 0 ? ", \(problems) not delivered anywhere" : "")
+            + (noticesPending > 0 ? " (\(noticesPending) not announced yet)" : "")
     }
 
-    /// Whether the pass "recorded a problem or left something undelivered".
-    /// Until notices of missed and failed reminders exist, a problem is any
-    /// failed or missed delivery, and anything still retrying counts as
-    /// undelivered; once notices are built this is meant to follow them (a
-    /// problem announced and its notice delivered is no longer unhealthy).
+    /// Healthy: the pass found no reminder that reached nobody (a problem) and
+    /// left no notice undelivered. A reminder still retrying is not a problem
+    /// yet (its channel or a fallback may still deliver it).
     func healthOutcome(_ prefix: String) -> HealthOutcome {
-        HealthOutcome(healthy: failed == 0 && missed == 0 && retrying == 0, summary: countsLine(prefix))
+        HealthOutcome(healthy: problems == 0 && noticesPending == 0, summary: countsLine(prefix))
     }
 }
 

@@ -114,12 +114,14 @@ extension DispatchReport {
         }
 
         var due, sent, failed, retrying, missed, skipped: Int
+        /// Reminders no channel delivered, announced (or to be) in a notice by this pass.
+        var problems: Int
         var deliveries: [Delivery]
     }
 
     func json() throws -> String {
         try CLIJSONEncoder.encode(JSONShape(
-            due: due, sent: sent, failed: failed, retrying: retrying, missed: missed, skipped: skipped,
+            due: due, sent: sent, failed: failed, retrying: retrying, missed: missed, skipped: skipped, problems: problems,
             deliveries: deliveries.map { delivery in
                 .init(id: delivery.id, channel: delivery.channel, status: delivery.status.rawValue, error: delivery.error,
                       preview: delivery.preview.map { .init(name: $0.name, occasion: $0.occasion.rawValue, date: $0.date.description,

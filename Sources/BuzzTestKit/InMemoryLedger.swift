@@ -20,6 +20,10 @@ public final class InMemoryLedger: DeliveryLedger {
         state.withLock { $0.rows[Self.key(eventID, channel)] }
     }
 
+    public func rows(eventID: String) throws -> [LedgerRow] {
+        state.withLock { $0.rows.values.filter { $0.eventID == eventID } }.sorted { $0.channel < $1.channel }
+    }
+
     public func save(_ row: LedgerRow, now: Int64) throws {
         state.withLock {
             var row = row
@@ -84,8 +88,16 @@ public final class InMemoryLedger: DeliveryLedger {
 public struct PlainRenderer: ReminderRendering {
     public init() {}
 
-    public func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int) -> Message {
-        Message(kind: .reminder, id: event.id, title: "\(contact.name) in \(daysUntil)", body: "",
+    public func reminder(for event: PlannedEvent, contact: PlanningContact, daysUntil: Int, routing: RoutingNote?) -> Message {
+        Message(kind: .reminder, id: event.id, title: "\(contact.name) in \(daysUntil)",
+                body: routing.map { "fallback for \($0.fallbackFor.joined(separator: ",")): \($0.problem)" } ?? "",
                 contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence, daysUntil: daysUntil)
+    }
+
+    /// Title "Missed: N", body one line per entry: "<name> <occasion> <date>: <reason> — <hint>".
+    public func notice(_ entries: [NoticeEntry], today: LocalDate) -> Message {
+        Message(kind: .notice, id: "", title: "Missed: \(entries.count)",
+                body: entries.map { "\($0.name) \($0.occasion.rawValue) \($0.date): \($0.reason) — \($0.hint)" }
+                    .joined(separator: "\n"))
     }
 }

@@ -133,8 +133,10 @@ import Testing
         let report = try await rig.pass([Self.ada], "2027-03-15T10:30")
         #expect(report.missed == 1)
         #expect(report.sent == 1)
-        #expect(rig.channel.delivered.map(\.id) == ["ada/0/2027-03-15"])
+        // The missed one is not sent late; it is announced, once, in a notice.
+        #expect(rig.channel.delivered.map(\.id) == ["ada/0/2027-03-15", "%notice/ada/1/2027-03-15"])
         #expect(try rig.ledger.row(eventID: "ada/1/2027-03-15", channel: "console")?.state == .missed)
+        #expect(report.problems == 1 && report.exitStatus == 1)
     }
 
     @Test func aWeekOfflineGivesTodaysRemindersNotAWeekOfThem() async throws {
@@ -143,8 +145,15 @@ import Testing
         _ = try await rig.pass(people, "2027-06-09T20:00")
         let before = rig.channel.delivered.count  // p10's day-before reminder, 11 h late: inside catch-up
         let report = try await rig.pass(people, "2027-06-17T09:30")
-        #expect(Set(rig.channel.delivered.dropFirst(before).map(\.id)) == ["p17/0/2027-06-17", "p18/1/2027-06-18"])
+        let reminders = rig.channel.delivered.dropFirst(before).filter { $0.kind != .notice }
+        #expect(Set(reminders.map(\.id)) == ["p17/0/2027-06-17", "p18/1/2027-06-18"])
         #expect(report.missed > 10)
+        // Nothing missed is sent late: one notice lists every missed reminder.
+        let notices = rig.channel.delivered.filter { $0.kind == .notice }
+        #expect(notices.count == 1)
+        #expect(notices.first?.body.split(separator: "\n").count == report.missed)
+        _ = try await rig.pass(people, "2027-06-17T10:30")
+        #expect(rig.channel.delivered.filter { $0.kind == .notice }.count == 1)  // announced once
     }
 
     @Test func includedAfterFireTimeIsSkipped() async throws {
@@ -249,7 +258,9 @@ import Testing
         _ = try await rig.pass([Self.ada], "2027-03-15T09:00")
         let report = try await rig.pass([Self.ada], "2027-03-16T00:30")
         #expect(report.missed == 1)
-        #expect(rig.channel.delivered.isEmpty)
+        // Not sent after its day; the channel, back now, carries the notice that says so.
+        #expect(rig.channel.delivered.map(\.id) == ["%notice/ada/0/2027-03-15"])
+        #expect(rig.channel.delivered.first?.body.contains("buzz wish Ada") == true)
     }
 
     @Test func backoffGrowsAndCaps() {

@@ -43,7 +43,19 @@ struct HealthPingTests {
         let pings = try await Self.pings(sink)
         #expect(pings.map(\.method) == ["POST"], "\(pings)")
         #expect(pings.first?.path == "/ping/abc/fail")
-        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped")
+        // The reminder reached nobody (a problem); the notice that says so went through the hook.
+        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped, 1 not delivered anywhere")
+    }
+
+    /// A reminder still being retried is not a problem yet: the pass is healthy.
+    @Test func aRetryingReminderIsNoProblemYet() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try await Self.world(sink, base: base, health: "ping_url = \"\(base.absoluteString)/ping/abc\"")
+        try await sink.script([["status": 500]])
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
+        #expect(tick.status == 1, "\(tick)")  // retrying: exit 1 as before
+        #expect(try await Self.pings(sink).map(\.method) == ["GET"])
     }
 
     @Test func anUptimeKumaFailURLGetsTheSummaryPercentEncoded() async throws {
@@ -53,14 +65,14 @@ struct HealthPingTests {
             ping_url = "\(base.absoluteString)/api/push/T?status=up&msg=OK"
             fail_url = "\(base.absoluteString)/api/push/T?status=down&msg={summary}"
             """)
-        try await sink.script([["status": 500]])
+        try await sink.script([["status": 404]])
         let tick = try await sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         #expect(tick.status == 1, "\(tick)")
         let pings = try await Self.pings(sink)
         #expect(pings.map(\.method) == ["POST"], "\(pings)")
         #expect(pings.first?.path
-                == "/api/push/T?status=down&msg=tick%3A%201%20due%2C%200%20sent%2C%200%20failed%2C%201%20retrying%2C%200%20missed%2C%200%20skipped")
-        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 0 failed, 1 retrying, 0 missed, 0 skipped")
+                == "/api/push/T?status=down&msg=tick%3A%201%20due%2C%200%20sent%2C%201%20failed%2C%200%20retrying%2C%200%20missed%2C%200%20skipped%2C%201%20not%20delivered%20anywhere")
+        #expect(pings.first?.bodyText == "tick: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped, 1 not delivered anywhere")
     }
 
     @Test func aQueryWithoutFailURLIsAConfigError() async throws {
@@ -125,10 +137,10 @@ struct HealthPingTests {
         try await sink.script([["status": 404]], default: ["status": 200])  // the reminder fails for good
         clock.advance(to: fire)
         #expect(await clock.nextWait() == fire + 3_600)
-        try await TickCommandTests.waitForRequests(sink, atLeast: 4)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 5)  // the reminder, its notice, the ping
         clock.advance(to: fire + 3_600)  // idle again: the failure is repeated
         #expect(await clock.nextWait() == fire + 7_200)
-        try await TickCommandTests.waitForRequests(sink, atLeast: 5)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 6)
 
         daemon.requests.requestStop()
         clock.wake()
@@ -136,7 +148,8 @@ struct HealthPingTests {
         daemon.pidFile.release()
         let requests = try await sink.requests()
         #expect(requests.map { "\($0.method) \($0.path)" }
-                == ["GET /ping/abc", "GET /ping/abc", "POST /hook", "POST /ping/abc/fail", "POST /ping/abc/fail"], "\(requests)")
-        #expect(requests.last?.bodyText == "run: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped")
+                == ["GET /ping/abc", "GET /ping/abc", "POST /hook", "POST /hook", "POST /ping/abc/fail", "POST /ping/abc/fail"],
+                "\(requests)")
+        #expect(requests.last?.bodyText == "run: 1 due, 0 sent, 1 failed, 0 retrying, 0 missed, 0 skipped, 1 not delivered anywhere")
     }
 }

@@ -89,11 +89,13 @@ struct TickCommandTests {
         let sandbox = try await Self.world(sink: base, extra: "catch_up = \"2h\"")
         // Off from Jan 2 until Mar 15 10:30: the day-before reminder is missed, the day-of one (1.5 h late) is sent.
         let tick = try await sandbox.run(["tick", "--now", "2027-03-15T10:30Z", "--json"])
-        #expect(tick.status == 0, "\(tick)")
+        #expect(tick.status == 1, "a missed reminder is a problem: \(tick)")
         let report = try JSONRow.parseObject(tick.stdout)
         #expect(report["due"] == .int(1) && report["sent"] == .int(1) && report["missed"] == .int(1))
         #expect(report["failed"] == .int(0) && report["retrying"] == .int(0) && report["skipped"] == .int(0))
-        #expect(try await Self.keys(sink) == ["u0/0/2027-03-15"])
+        #expect(report["problems"] == .int(1), "\(tick)")
+        // The missed one is announced (through the route, the only channel), not sent late.
+        #expect(try await Self.keys(sink) == ["u0/0/2027-03-15", "%notice/u0/1/2027-03-15"])
     }
 
     @Test func fiveHundredTwiceThenOKIsDeliveredOnceAfterBackoff() async throws {
@@ -202,7 +204,7 @@ struct TickCommandTests {
         // With --json, stdout stays a JSON object (nothing done) and the note goes to stderr.
         let quiet = try await busyJSON
         #expect(quiet.status == 0, "\(quiet)")
-        #expect(quiet.stdout == "{\"due\":0,\"sent\":0,\"failed\":0,\"retrying\":0,\"missed\":0,\"skipped\":0,\"deliveries\":[]}\n",
+        #expect(quiet.stdout == "{\"due\":0,\"sent\":0,\"failed\":0,\"retrying\":0,\"missed\":0,\"skipped\":0,\"problems\":0,\"deliveries\":[]}\n",
                 "\(quiet)")
         #expect(quiet.stderr.contains("another dispatcher is busy"), "\(quiet)")
         #expect(try await slow.status == 0)
@@ -229,7 +231,9 @@ struct TickCommandTests {
         #expect(retry.status == 0, "\(retry)")
         let again = try await sandbox.run(["tick", "--now", "2027-03-14T09:11Z"])
         #expect(again.status == 0, "\(again)")
-        #expect(try await sink.requests().map(\.status) == [404, 200])
+        // The 404, the notice that says so (the hook took it), and the retried reminder.
+        #expect(try await sink.requests().map(\.status) == [404, 200, 200])
+        #expect(try await Self.keys(sink) == ["u0/1/2027-03-15", "%notice/u0/1/2027-03-15", "u0/1/2027-03-15"])
         #expect(try await sandbox.run(["outbox", "--failed"]).stdout.contains("No failed deliveries"))
         // Nothing failed: nothing to do, like a tick with nothing due (DESIGN §4: 0).
         let nothing = try await sandbox.run(["retry"])
