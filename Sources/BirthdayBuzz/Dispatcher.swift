@@ -437,9 +437,14 @@ public final class Dispatcher: Sendable {
     }
 
     /// The last error recorded on `rows` (the route's, then earlier fallbacks').
+    /// With one channel named in the note, its name is not repeated in front
+    /// ("did not get through on hook: HTTP 500", not "hook: hook: HTTP 500").
     private static func lastProblem(_ rows: [LedgerRow]) -> String {
-        rows.filter { $0.lastError != nil }.max { ($0.createdAt ?? 0) < ($1.createdAt ?? 0) }?.lastError
-            ?? "not delivered in time"
+        guard let last = rows.filter({ $0.lastError != nil }).max(by: { ($0.createdAt ?? 0) < ($1.createdAt ?? 0) }),
+              let error = last.lastError else { return "not delivered in time" }
+        let channels = Set(rows.map(\.channel))
+        if channels.count == 1, error.hasPrefix(last.channel + ": ") { return String(error.dropFirst(last.channel.count + 2)) }
+        return error
     }
 
     /// What a fallback or escalated row's reminder says about why it came this way.

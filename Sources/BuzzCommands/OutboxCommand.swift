@@ -14,10 +14,12 @@ struct OutboxRow: Encodable {
     var nextAttemptAt: String?
     var sentAt: String?
     var error: String?
+    /// `fallback for NAME` or `escalated from NAME`; null for the event's own route.
+    var via: String?
 
     enum CodingKeys: String, CodingKey {
         case id, channel, contactID = "contact_id", status, fireAt = "fire_at", attempts
-        case nextAttemptAt = "next_attempt_at", sentAt = "sent_at", error
+        case nextAttemptAt = "next_attempt_at", sentAt = "sent_at", error, via
     }
 
     init(_ row: LedgerRow, clock: WallClock) {
@@ -30,6 +32,7 @@ struct OutboxRow: Encodable {
         nextAttemptAt = row.nextAttemptAt.map(clock.iso8601)
         sentAt = row.sentAt.map(clock.iso8601)
         error = row.lastError
+        via = row.via?.label
     }
 }
 
@@ -61,6 +64,7 @@ struct OutboxCommand: ParsableCommand {
         }
         for row in rows {
             var line = "\(padRight(row.state.rawValue, 9)) \(padRight(row.channel, 12)) \(row.eventID)"
+            if let via = row.via { line += "  (\(via.label))" }
             if let next = row.nextAttemptAt, row.state == .retrying { line += "  next try \(context.clock.iso8601(next))" }
             if let error = row.lastError { line += "  — " + OneLine.escaped(error) }
             print(line)

@@ -88,10 +88,11 @@ struct ShowCommand: ParsableCommand {
                 var item = JSONObject()
                 item.add("id", entry.eventID)
                 item.add("channel", entry.channel)
-                item.add("kind", entry.kind == .ask ? "ask" : "reminder")
+                item.add("kind", SQLiteLedger.kindName(entry.kind))
                 item.add("status", entry.state.rawValue)
                 item.add("at", clock.iso8601(entry.sentAt ?? entry.fireAt))
                 item.add("error", entry.lastError)
+                item.add("via", entry.via?.label)
                 return item.json
             }.joined(separator: ",") + "]")
             print(row.json)
@@ -132,7 +133,8 @@ struct ShowCommand: ParsableCommand {
         if !history.isEmpty {
             print("  history:")
             for entry in history {
-                print("    \(clock.iso8601(entry.sentAt ?? entry.fireAt))  \(entry.eventID) via \(entry.channel): \(entry.state.rawValue)")
+                print("    \(clock.iso8601(entry.sentAt ?? entry.fireAt))  \(entry.eventID) via \(entry.channel): \(entry.state.rawValue)"
+                      + (entry.via.map { " (\($0.label))" } ?? ""))
             }
         }
     }

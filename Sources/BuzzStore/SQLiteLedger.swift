@@ -17,6 +17,9 @@ public final class SQLiteLedger: DeliveryLedger {
                                                 .notice: "notice", .digest: "digest", .message: "message"]
     private static let kindsByName = Dictionary(uniqueKeysWithValues: kinds.map { ($0.value, $0.key) })
 
+    /// A kind's stored name (`reminder` for a birthday's reminder, `anniversary`, `ask`, `wish`, …).
+    public static func kindName(_ kind: Message.Kind) -> String { kinds[kind] ?? "message" }
+
     /// Rows before v6 stored a birthday's and an anniversary's reminder as `reminder`, an
     /// ask and a wish as `ask`: the migration rewrites them (by their ids) to their kinds.
     static func registerLedgerKinds(_ migrator: inout DatabaseMigrator) {

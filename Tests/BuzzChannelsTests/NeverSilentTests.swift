@@ -1,0 +1,257 @@
+import BuzzTestKit
+import Foundation
+import Testing
+
+/// No reminder ends in silence: fallback routes and notices, through `buzz tick`
+/// against real servers (an HTTP sink as the route, aiosmtpd or a second sink as
+/// the fallback). Time moves with `--now`; nothing waits for the clock.
+@Suite(.serialized, .timeLimit(.minutes(3)),
+       .enabled(if: ServerGate.allows(.http) && ServerGate.allows(.smtp), "needs python3 with aiosmtpd"))
+struct NeverSilentTests {
+    /// Reminders on the day at 09:00 UTC to `hook` (the route sink), with `extra`
+    /// in `[reminders]`, a `mail` channel to the SMTP sink and a `phone` webhook.
+    static func world(route: URL, smtpPort: Int? = nil, phone: URL? = nil, count: Int = 1,
+                      extra: String = "") async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        var channels = """
+            [channels.hook]
+            type = "webhook"
+            url = "\(route.absoluteString)/hook"
+            timeout = "5s"
+            """
+        if let smtpPort {
+            channels += """
+
+                [channels.mail]
+                type = "smtp"
+                host = "127.0.0.1"
+                port = \(smtpPort)
+                security = "none"
+                from = "buzz@example.org"
+                to = "me@example.org"
+                """
+        }
+        if let phone {
+            channels += """
+
+                [channels.phone]
+                type = "webhook"
+                url = "\(phone.absoluteString)/phone"
+                timeout = "5s"
+                """
+        }
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            channels = ["hook"]
+            offsets = [0]
+            \(extra)
+            \(channels)
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let cards = (0..<count).map { VCard.card(uid: "u\($0)", name: "Person \($0)", bday: "1990-03-15") }.joined()
+        let file = try sandbox.write("contacts.vcf", cards)
+        #expect(try await sandbox.run(["import", file, "--now", "2027-01-01"]).status == 0)
+        #expect(try await sandbox.run(["tick", "--now", "2027-01-02T00:00Z"]).status == 0)
+        return sandbox
+    }
+
+    static func keys(_ sink: HTTPSink) async throws -> [String] {
+        try await sink.requests().compactMap { $0.headers["Idempotency-Key"] }
+    }
+
+    @Test func aRouteDownAllMorningGoesToTheFallbackOnceAfterFallbackAfter() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let smtp = SMTPSink()
+        let port = try await smtp.start()
+        let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]\nfallback_after = \"2h\"")
+        try await route.script([], default: ["status": 500])
+        for now in ["2027-03-15T09:00Z", "2027-03-15T10:00Z", "2027-03-15T10:59Z"] {
+            let tick = try await sandbox.run(["tick", "--now", now])
+            #expect(tick.status == 1, "retrying: \(tick)")
+            #expect(try smtp.messages().isEmpty, "not before the first attempt + 2h (\(now))")
+        }
+        let fallback = try await sandbox.run(["tick", "--now", "2027-03-15T11:00Z", "--json"])
+        #expect(fallback.stdout.contains("\"channel\":\"mail\",\"status\":\"sent\""), "\(fallback)")
+        let mail = try smtp.messages()
+        #expect(mail.count == 1)
+        #expect(mail.first?.data.contains("did not get through on hook: HTTP 500") == true, "\(mail.first?.data ?? "")")
+        // The route's retries are closed: a route that recovers does not repeat it, and no later pass sends it again.
+        try await route.script([], default: ["status": 200])
+        let before = try await route.requests().count
+        for now in ["2027-03-15T12:00Z", "2027-03-15T18:00Z", "2027-03-16T00:30Z"] {
+            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+        }
+        #expect(try await route.requests().count == before)
+        #expect(try smtp.messages().count == 1)
+        let outbox = try await sandbox.run(["outbox"])
+        #expect(outbox.stdout.contains("fallback for hook"), "\(outbox)")
+        let show = try await sandbox.run(["show", "Person 0"])
+        #expect(show.stdout.contains("fallback for hook"), "\(show)")
+    }
+
+    @Test func aPermanentRefusalGoesToTheFallbackAtOnce() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let smtp = SMTPSink()
+        let port = try await smtp.start()
+        let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]")
+        try await route.script([["status": 404, "body": "no such hook"]])
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
+        #expect(tick.status == 1, "the route failed: \(tick)")
+        #expect(try smtp.messages().count == 1)
+        // Delivered by the fallback: not a problem, so no notice follows.
+        _ = try await sandbox.run(["tick", "--now", "2027-03-16T00:30Z"])
+        #expect(try smtp.messages().count == 1)
+        #expect(try await route.requests().count == 1)
+    }
+
+    @Test func aRouteThatDeliveredLeavesTheFallbackSilent() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let smtp = SMTPSink()
+        let port = try await smtp.start()
+        let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]\nfallback_after = \"1h\"")
+        for now in ["2027-03-15T09:00Z", "2027-03-15T11:00Z", "2027-03-15T23:30Z", "2027-03-16T00:30Z"] {
+            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+        }
+        #expect(try await Self.keys(route) == ["u0/0/2027-03-15"])
+        #expect(try smtp.messages().isEmpty)
+    }
+
+    @Test func aRouteDownAllDayWithoutFallbackIsAnnouncedOnceAfterTheDay() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let sandbox = try await Self.world(route: base)
+        try await route.script([], default: ["status": 500])
+        for now in ["2027-03-15T09:00Z", "2027-03-15T15:00Z", "2027-03-15T23:50Z"] {
+            _ = try await sandbox.run(["tick", "--now", now])
+        }
+        #expect(try await Self.keys(route).allSatisfy { $0 == "u0/0/2027-03-15" })
+        try await route.script([], default: ["status": 200])  // back after midnight
+        let after = try await sandbox.run(["tick", "--now", "2027-03-16T00:05Z", "--json"])
+        #expect(after.status == 1, "the pass recorded a problem: \(after)")
+        #expect(after.stdout.contains("\"problems\":1"), "\(after)")
+        let notices = try await route.requests().filter { $0.headers["Idempotency-Key"]?.hasPrefix("%notice/") == true }
+        #expect(notices.map { $0.headers["Idempotency-Key"] } == ["%notice/u0/0/2027-03-15"])
+        #expect(notices.first?.bodyText?.contains("Person 0") == true, "\(notices)")
+        #expect(notices.first?.bodyText?.contains("buzz wish") == true, "\(notices)")
+        for now in ["2027-03-16T00:10Z", "2027-03-16T09:00Z", "2027-03-20T09:00Z"] {
+            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+        }
+        #expect(try await route.requests().filter { $0.headers["Idempotency-Key"]?.hasPrefix("%notice/") == true }.count == 1)
+    }
+
+    @Test func aWeekOffIsOneNoticeAndNothingLate() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [general]
+            timezone = "UTC"
+            locale = "en"
+            [reminders]
+            channels = ["hook"]
+            [channels.hook]
+            type = "webhook"
+            url = "\(base.absoluteString)/hook"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let cards = (5...9).map { VCard.card(uid: "d\($0)", name: "Day \($0)", bday: "1990-03-0\($0)") }.joined()
+        let file = try sandbox.write("contacts.vcf", cards)
+        #expect(try await sandbox.run(["import", file, "--now", "2027-03-01"]).status == 0)
+        #expect(try await sandbox.run(["tick", "--now", "2027-03-02T12:00Z"]).status == 0)
+        // The laptop stays shut until Mar 13: ten reminders (day before and day of) were due meanwhile.
+        let back = try await sandbox.run(["tick", "--now", "2027-03-13T08:00Z", "--json"])
+        #expect(back.status == 1, "\(back)")
+        let requests = try await route.requests()
+        #expect(requests.count == 1, "only the notice: \(requests.map { $0.headers["Idempotency-Key"] ?? "" })")
+        let body = requests.first?.bodyText ?? ""
+        for day in 5...9 { #expect(body.contains("Day \(day)"), "\(body)") }
+        #expect(body.contains("Missed: 10 reminders"), "\(body)")
+        #expect(try await sandbox.run(["tick", "--now", "2027-03-13T09:00Z"]).status == 0)
+        #expect(try await route.requests().count == 1)
+    }
+
+    @Test func noticesTryTheNextChannelAndAreRetried() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let phone = HTTPSink()
+        let phoneBase = try await phone.start()
+        let sandbox = try await Self.world(route: base, phone: phoneBase, extra: "notices = [\"hook\", \"phone\"]")
+        try await route.script([], default: ["status": 404])
+        try await phone.script([], default: ["status": 503])
+        let first = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
+        #expect(first.status == 1)
+        // The hook refused the reminder and its notice for good; the phone is down for now.
+        #expect(try await route.requests().count == 2)
+        #expect(try await Self.keys(phone) == ["%notice/u0/0/2027-03-15"])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-15T09:00:05Z"])
+        #expect(try await phone.requests().count == 1, "not before its retry time")
+        try await phone.script([], default: ["status": 200])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-15T10:00Z"])
+        #expect(try await Self.keys(phone) == ["%notice/u0/0/2027-03-15", "%notice/u0/0/2027-03-15"])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-15T11:00Z"])
+        #expect(try await phone.requests().count == 2)
+        #expect(try await route.requests().count == 2)
+    }
+
+    /// `kill -9` in the middle of a pass that sends fallbacks, then in the middle
+    /// of the notice: nothing is lost, at most one duplicate per kill, with the same id.
+    @Test func killedWhileSendingFallbacksAndNoticesLosesNothing() async throws {
+        let route = HTTPSink()
+        let base = try await route.start()
+        let phone = HTTPSink()
+        let phoneBase = try await phone.start()
+        let sandbox = try await Self.world(route: base, phone: phoneBase, count: 12, extra: "fallback = [\"phone\"]")
+        try await route.script([], default: ["status": 404])
+        try await phone.script([], default: ["status": 200, "hang": 0.3])
+        let binary = try #require(BuzzBinary.path)
+        func startTick(_ now: String) throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["--data-dir", sandbox.dataDir, "tick", "--now", now]
+            process.environment = sandbox.environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let process = try startTick("2027-03-15T09:00Z")
+        try await TickCommandTests.waitForRequests(phone, atLeast: 3)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let beforeKill = try await phone.requests().count
+        #expect(beforeKill < 12, "the kill should land among the fallbacks (\(beforeKill) sent)")
+        try await phone.script([], default: ["status": 200])
+        _ = try await sandbox.run(["tick", "--now", "2027-03-15T09:00:30Z"])
+        let keys = try await Self.keys(phone)
+        let expected = Set((0..<12).map { "u\($0)/0/2027-03-15" })
+        #expect(Set(keys) == expected)
+        #expect(keys.count - expected.count <= 1, "at most one duplicate: \(keys)")
+
+        // A second birthday whose fallback refuses too: its notice is in flight when killed.
+        let other = try await Self.world(route: base, phone: phoneBase, extra: "fallback = [\"phone\"]\nnotices = [\"phone\"]")
+        try await route.script([], default: ["status": 404])
+        try await phone.script([["status": 404]], default: ["status": 200, "hang": 2])
+        let noticeRun = Process()
+        noticeRun.executableURL = URL(fileURLWithPath: binary)
+        noticeRun.arguments = ["--data-dir", other.dataDir, "tick", "--now", "2027-03-15T09:00Z"]
+        noticeRun.environment = other.environment
+        noticeRun.standardOutput = FileHandle.nullDevice
+        noticeRun.standardError = FileHandle.nullDevice
+        let seen = try await phone.requests().count
+        try noticeRun.run()
+        try await TickCommandTests.waitForRequests(phone, atLeast: seen + 2)  // the fallback's 404, then the notice
+        kill(noticeRun.processIdentifier, SIGKILL)
+        noticeRun.waitUntilExit()
+        try await phone.script([], default: ["status": 200])
+        _ = try await other.run(["tick", "--now", "2027-03-15T09:01Z"])
+        _ = try await other.run(["tick", "--now", "2027-03-15T10:00Z"])
+        let notices = try await Self.keys(phone).filter { $0.hasPrefix("%notice/") }
+        #expect(notices == ["%notice/u0/0/2027-03-15", "%notice/u0/0/2027-03-15"], "resent once, same id: \(notices)")
+    }
+}
