@@ -568,7 +568,7 @@ public final class Dispatcher: Sendable {
     }
 
     /// A name as one shell word: unchanged when plain, else in single quotes.
-    static func shellQuoted(_ text: String) -> String {
+    public static func shellQuoted(_ text: String) -> String {
         let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
             scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.,@+".unicodeScalars.contains(scalar)
         }

@@ -71,6 +71,15 @@ struct DoctorCommand: AsyncParsableCommand {
                          + "restore a backup, or move it aside and import again (decisions and the ledger are in it)")
                 } else {
                     ok("data dir \(context.dataDirectory): database opens and passes quick_check")
+                    // Reminders of the last week that reached nobody, each once.
+                    let recent = try SQLiteLedger(store).problems(firedAfter: context.now - StatusLine.problemWindow)
+                    let names = try store.contactNames(ids: recent.map(\.contactID))
+                    for problem in recent {
+                        let name = names[problem.contactID] ?? problem.contactID
+                        warn("not delivered: \(name)'s \(problem.occasion.rawValue) reminder for \(problem.occurrence) "
+                             + "(\(problem.state.rawValue): \(problem.reason))"
+                             + (problem.occasion == .birthday ? "; a late wish: buzz wish \(Dispatcher.shellQuoted(name))" : ""))
+                    }
                 }
             } catch {
                 fail("data dir \(context.dataDirectory): \(error)")  // a corrupt header or schema says so itself

@@ -11,9 +11,11 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "One line for a status bar: today's birthdays, else the next one.",
         discussion: """
-            --json: {"today":[names],"next":{"name","date","days_until"} or null} (next is the nearest birthday \
-            after today). --waybar: waybar's custom-module JSON (text, tooltip, class "today", "soon" within \
-            7 days, else "none"); text and tooltip are Pango markup, names escaped in them.
+            --json: {"today":[names],"next":{"name","date","days_until"} or null,"problems":N} (next is the \
+            nearest birthday after today; problems: reminders of the last 7 days that no channel delivered). \
+            --waybar: waybar's custom-module JSON (text, tooltip, class "today", "soon" within 7 days, else \
+            "none"; with problems, an array that also holds "problem"); text and tooltip are Pango markup, \
+            names escaped in them.
             """)
 
     @ParentCommand var root: Buzz
@@ -42,6 +44,9 @@ struct StatusCommand: ParsableCommand {
                     entry.daysUntil += 1
                     return entry
                 }
+        // Reminders that reached nobody lately: a bar that shows only the next
+        // birthday would hide that the last one was missed.
+        let problems = try runtime { try SQLiteLedger(store).problems(firedAfter: context.now - StatusLine.problemWindow) }.count
         if json {
             var object = JSONObject()
             object.add("today", todays.map(\.name))
@@ -54,20 +59,26 @@ struct StatusCommand: ParsableCommand {
             } else {
                 object.add("next", raw: "null")
             }
+            object.add("problems", problems)
             print(object.json)
             return
         }
         if waybar {
             var object = JSONObject()
-            let status = StatusLine(today: todays, next: next)
+            let status = StatusLine(today: todays, next: next, problems: problems)
             // waybar reads both as Pango markup: a name's `&` or `<` must not be markup.
             object.add("text", PangoMarkup.escaped(status.barText))
             object.add("tooltip", PangoMarkup.escaped(status.tooltip))
-            object.add("class", status.cssClass)
+            // A string, or an array when a problem adds its class (waybar takes both).
+            if problems > 0 {
+                object.add("class", [status.cssClass, "problem"])
+            } else {
+                object.add("class", status.cssClass)
+            }
             print(object.json)
             return
         }
-        print(StatusLine(today: todays, next: next).plain)
+        print(StatusLine(today: todays, next: next, problems: problems).plain)
     }
 }
 
@@ -75,6 +86,14 @@ struct StatusCommand: ParsableCommand {
 struct StatusLine {
     var today: [NearestBirthday]
     var next: [NearestBirthday]
+    /// Reminders of the last `problemWindow` that no channel delivered.
+    var problems = 0
+
+    static let problemWindow: Int64 = 7 * 86_400
+
+    private var problemNote: String {
+        problems == 0 ? "" : problems == 1 ? "1 reminder not delivered (buzz doctor)" : "\(problems) reminders not delivered (buzz doctor)"
+    }
 
     private static func named(_ entry: NearestBirthday) -> String {
         entry.name + (entry.occurrence.age.map { " (\($0))" } ?? "")
@@ -85,10 +104,16 @@ struct StatusLine {
     }
 
     var plain: String {
-        if !today.isEmpty { return "Today: " + today.map(Self.named).joined(separator: ", ") }
-        guard let first = next.first else { return "No birthdays on file" }
-        return "Next: " + next.map(Self.named).joined(separator: ", ") + " " + Self.when(first.daysUntil)
-            + " (" + first.occurrence.date.description + ")"
+        let line: String
+        if !today.isEmpty {
+            line = "Today: " + today.map(Self.named).joined(separator: ", ")
+        } else if let first = next.first {
+            line = "Next: " + next.map(Self.named).joined(separator: ", ") + " " + Self.when(first.daysUntil)
+                + " (" + first.occurrence.date.description + ")"
+        } else {
+            line = "No birthdays on file"
+        }
+        return problems == 0 ? line : line + "; " + problemNote
     }
 
     var barText: String {
@@ -112,6 +137,7 @@ struct StatusLine {
             lines.append((today.isEmpty ? "" : "Next: ") + Self.names(next) + ", "
                          + Self.when(first.daysUntil) + " (" + first.occurrence.date.description + ")")
         }
+        if problems > 0 { lines.append(problemNote) }
         return lines.isEmpty ? "No birthdays on file" : lines.joined(separator: "\n")
     }
 

@@ -143,6 +143,17 @@ struct NeverSilentTests {
             #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
         }
         #expect(try await route.requests().filter { $0.headers["Idempotency-Key"]?.hasPrefix("%notice/") == true }.count == 1)
+        // Shown where the user looks for a week: status, the bar, doctor.
+        let status = try JSONRow.parseObject(try await sandbox.run(["status", "--json", "--now", "2027-03-20T09:00Z"]).stdout)
+        #expect(status["problems"] == .int(1), "\(status)")
+        let bar = try await sandbox.run(["status", "--waybar", "--now", "2027-03-20T09:00Z"])
+        #expect(bar.stdout.contains("\"class\":[\"none\",\"problem\"]"), "\(bar)")
+        let doctor = try await sandbox.run(["doctor", "--now", "2027-03-20T09:00Z"])
+        #expect(doctor.stdout.contains("warn  not delivered: Person 0's birthday reminder for 2027-03-15 (missed:"), "\(doctor)")
+        let weekLater = try JSONRow.parseObject(try await sandbox.run(["status", "--json", "--now", "2027-03-23T09:00Z"]).stdout)
+        #expect(weekLater["problems"] == .int(0), "seven days: \(weekLater)")
+        let quiet = try await sandbox.run(["status", "--waybar", "--now", "2027-03-23T09:00Z"])
+        #expect(quiet.stdout.contains("\"class\":\"none\""), "\(quiet)")
     }
 
     @Test func aWeekOffIsOneNoticeAndNothingLate() async throws {
