@@ -1,6 +1,8 @@
 import BuzzTestKit
 import Foundation
+import ServiceLifecycle
 import Testing
+@testable import BuzzCommands
 
 /// No reminder ends in silence: fallback routes and notices, through `buzz tick`
 /// against real servers (an HTTP sink as the route, aiosmtpd or a second sink as
@@ -264,5 +266,38 @@ struct NeverSilentTests {
         _ = try await other.run(["tick", "--now", "2027-03-15T10:00Z"])
         let notices = try await Self.keys(phone).filter { $0.hasPrefix("%notice/") }
         #expect(notices == ["%notice/u0/0/2027-03-15", "%notice/u0/0/2027-03-15"], "resent once, same id: \(notices)")
+    }
+
+    /// `run` wakes at the day end of a reminder still waiting for its retry, so
+    /// the problem is announced then, not at the next reminder (the daemon on a
+    /// virtual clock).
+    @Test func theDaemonWakesAtTheDayEndAndAnnounces() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig(RunCommandTests.config(sink: base, fireAt: RunCommandTests.fireMinute))
+        chmod(sandbox.configPath, 0o600)
+        let file = try sandbox.write("contacts.vcf", RunCommandTests.card(bornOn: RunCommandTests.fireMinute))
+        #expect(try await sandbox.run(["import", file, "--now", "2027-05-01"]).status == 0)
+        let fire = Int64(RunCommandTests.fireMinute.timeIntervalSince1970)
+        let dayEnd = (fire / 86_400 + 1) * 86_400  // UTC midnight after the birthday
+        // Down, and asks to be left alone until long after the day.
+        try await sink.script([["status": 503, "headers": ["Retry-After": "200000"]]], default: ["status": 200])
+
+        let clock = VirtualClock(now: fire - 60)
+        let daemon = try DaemonLoopTests.daemon(sandbox, clock: clock)
+        let running = Task { try await daemon.run() }
+        #expect(await clock.nextWait() == fire)
+        clock.advance(to: fire)
+        #expect(await clock.nextWait() == dayEnd, "the day end comes before the server's retry time")
+        try await TickCommandTests.waitForRequests(sink, atLeast: 1)
+        clock.advance(to: dayEnd)
+        try await TickCommandTests.waitForRequests(sink, atLeast: 2)
+        daemon.requests.requestStop()
+        clock.wake()
+        try await running.value
+        daemon.pidFile.release()
+        let keys = try await Self.keys(sink)
+        #expect(keys.count == 2 && keys.last?.hasPrefix("%notice/run-test-1/0/") == true, "\(keys)")
     }
 }
