@@ -116,11 +116,14 @@ extension BuzzConfig {
                 guard snooze > 0 else { throw reminders.problem("snooze", "must be longer than 0s") }
                 self.reminders.snooze = snooze
             }
-            if let fallback = try reminders.channelList("fallback") { self.reminders.fallback = fallback }
+            // `fallback = []` is "none" (a group can turn off an inherited one).
+            if let fallback = try reminders.stringArray("fallback") { self.reminders.fallback = fallback }
             if let after = try Self.fallbackAfter(reminders) { self.reminders.fallbackAfter = after }
-            self.reminders.notices = try reminders.channelList("notices")
-            if self.reminders.notices?.isEmpty == true {
-                throw reminders.problem("notices", "must name at least one channel (leave it out for the default)")
+            if let notices = try reminders.stringArray("notices") {
+                guard !notices.isEmpty else {
+                    throw reminders.problem("notices", "is empty: problems would be announced nowhere; leave it out for the default")
+                }
+                self.reminders.notices = notices
             }
             try reminders.finish()
         }
@@ -129,7 +132,7 @@ extension BuzzConfig {
             if let enabled = try anniversaries.bool("enabled") { self.anniversaries.enabled = enabled }
             if let offsets = try anniversaries.offsets("offsets") { self.anniversaries.offsets = offsets }
             self.anniversaries.channels = try anniversaries.channelList("channels")
-            self.anniversaries.fallback = try anniversaries.channelList("fallback")
+            self.anniversaries.fallback = try anniversaries.stringArray("fallback")
             self.anniversaries.fallbackAfter = try Self.fallbackAfter(anniversaries)
             try anniversaries.finish()
         }
@@ -140,7 +143,7 @@ extension BuzzConfig {
                 var parsed = Group(name: name)
                 parsed.offsets = try group.offsets("offsets")
                 parsed.channels = try group.channelList("channels")
-                parsed.fallback = try group.channelList("fallback")
+                parsed.fallback = try group.stringArray("fallback")
                 parsed.fallbackAfter = try Self.fallbackAfter(group)
                 try group.finish()
                 self.groups.append(parsed)

@@ -81,6 +81,18 @@ catch_up = "12h"
 # "Remind me later" on a desktop reminder (shown with `buzz run` on a
 # notification server that supports actions) brings it back after this long.
 snooze = "1h"
+# Fallback: when no channel of the route has delivered a reminder
+# fallback_after its first attempt (at the latest an hour before its day
+# ends), or every route channel refused it for good, it goes to the first
+# fallback channel, then the next one by the same rule. Sent once, marked
+# "fallback for NAME" in outbox and show, with a line saying why.
+# fallback = ["phone"]
+fallback_after = "2h"
+# A reminder that reached nobody (missed while the machine was off, failed
+# everywhere) is announced once, in a notice, through the first of these
+# channels that takes it. Default: the fallback channels, then the channels
+# the reminders went to, then desktop.
+# notices = ["desktop", "mail"]
 
 [anniversaries]
 # Anniversaries (ANNIVERSARY, Apple's X-ABDATE labelled Anniversary, …, or
@@ -90,6 +102,7 @@ enabled = true
 offsets = [0]
 # Where they go. Default: the contact's group's channels, else reminders.channels.
 # channels = ["desktop"]
+# fallback and fallback_after as in [reminders] (default: the group's, else [reminders]').
 
 # A contact's own settings (buzz set CONTACT --offsets 0,7 --time 07:30
 # --channels desktop) win over its group, which wins over [reminders].
@@ -100,6 +113,7 @@ offsets = [0]
 # [groups.family]
 # offsets = [0, 1, 7]
 # channels = ["desktop", "mail"]
+# fallback = ["phone"]       # and fallback_after; default: [reminders]'
 
 [delivery]
 # Attempts per reminder and channel before it is marked failed.

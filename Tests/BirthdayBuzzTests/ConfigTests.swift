@@ -53,6 +53,8 @@ import Testing
         #expect(config.general.timeZone.identifier == "Europe/Berlin")
         #expect(config.groups.map(\.name) == ["family"])
         #expect(config.groups.first?.offsets == [0, 1, 7])
+        #expect(config.reminders.fallback == ["phone"] && config.reminders.fallbackAfter == 7_200)
+        #expect(config.reminders.notices == ["desktop", "mail"] && config.groups.first?.fallback == ["phone"])
         let smtp = try SMTPChannel.options(of: try #require(config.channel(named: "mail")))
         #expect(smtp.port == 587)
         #expect(smtp.security == .starttls)
@@ -333,5 +335,36 @@ import Testing
         #expect(ValueFormats.localeFromEnvironment(["LANG": "de_DE", "LC_ALL": "C"]) == "en")
         #expect(ValueFormats.localeFromEnvironment([:]) == "en")
         #expect(ValueFormats.localeFromEnvironment(["LANG": "sr_RS@latin"]) == "sr-RS")
+    }
+
+    /// `fallback`, `fallback_after` and `notices`: names that exist, durations over 0, errors with file:line.
+    @Test func fallbackAndNoticeKeys() throws {
+        let config = try Self.load("""
+            [reminders]
+            fallback = ["console"]
+            fallback_after = "30m"
+            [anniversaries]
+            fallback = ["desktop"]
+            [groups.family]
+            fallback_after = "1h"
+            """)
+        #expect(config.reminders.fallback == ["console"] && config.reminders.fallbackAfter == 1_800)
+        #expect(config.anniversaries.fallback == ["desktop"] && config.anniversaries.fallbackAfter == nil)
+        #expect(config.groups.first?.fallbackAfter == 3_600 && config.groups.first?.fallback == nil)
+        #expect(config.reminders.notices == nil)
+        let none = try Self.load("[reminders]\nfallback = [\"console\"]\n[groups.quiet]\nfallback = []\n")
+        #expect(none.groups.first?.fallback == [])
+        for (text, message) in [
+            ("[reminders]\nfallback = [\"phone\"]\n", "config.toml:2:1: reminders.fallback: no channel named \"phone\""),
+            ("[reminders]\nfallback_after = \"0s\"\n", "config.toml:2:1: reminders.fallback_after: must be longer than 0s"),
+            ("[reminders]\nnotices = []\n", "config.toml:2:1: reminders.notices: is empty: problems would be announced nowhere"),
+            ("[groups.x]\nfallback = [\"nope\"]\n", "groups.x.fallback: no channel named \"nope\""),
+        ] {
+            #expect {
+                _ = try Self.load(text)
+            } throws: { error in
+                "\(error)".contains(message)
+            }
+        }
     }
 }
