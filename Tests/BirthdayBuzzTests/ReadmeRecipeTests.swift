@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+@testable import BirthdayBuzz
+
+/// The README's "Never miss one" recipes load as configs, so the page cannot
+/// drift from what the loader takes.
+@Suite struct ReadmeRecipeTests {
+    static func recipes() throws -> [String] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "\n## Never miss one\n") else { return [] }
+        let rest = readme[start.upperBound...]
+        let section = rest.range(of: "\n## ").map { rest[..<$0.lowerBound] } ?? rest
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in section.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```toml" {
+                current = []
+            } else if let lines = current, line == "```" {
+                blocks.append(lines.joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    @Test func everyRecipeLoads() throws {
+        let blocks = try Self.recipes()
+        #expect(blocks.count >= 2, "the section and its TOML recipes are there")
+        for block in blocks {
+            let config = try BuzzConfig(toml: block, file: "README.md", environment: ["BUZZ_NTFY_URL": "https://ntfy.example/t"],
+                                        systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
+            if block.contains("fallback") { #expect(config.reminders.fallback == ["phone"]) }
+            if block.contains("[health]") { #expect(config.health?.ping == .environment("BUZZ_HC_URL")) }
+        }
+    }
+}
