@@ -193,12 +193,17 @@ public final class Dispatcher: Sendable {
         }
         // Then what the route did not deliver: fallbacks whose time has come, and
         // one notice of the reminders that reached nobody.
-        let fallbacks = try dueFallbacks(contacts: byID, now: now).due
-        pass.report.due += fallbacks.count
-        if dryRun {
-            preview(fallbacks, &pass)
-        } else {
-            try await deliver(fallbacks, &pass, shouldStop: shouldStop)
+        // A fallback refused for good makes the next one due at once: rounds
+        // until none is (at most one per fallback channel).
+        for _ in 0..<(dryRun ? 1 : planner.longestFallbackChain) {
+            let fallbacks = try dueFallbacks(contacts: byID, now: now).due
+            guard !fallbacks.isEmpty, !shouldStop() else { break }
+            pass.report.due += fallbacks.count
+            if dryRun {
+                preview(fallbacks, &pass)
+            } else {
+                try await deliver(fallbacks, &pass, shouldStop: shouldStop)
+            }
         }
         if !shouldStop() { try await announceProblems(&pass, contacts: byID) }
         if !dryRun {

@@ -303,6 +303,12 @@ public struct Planner: Sendable {
             || config.groups.contains { $0.fallback?.isEmpty == false }
     }
 
+    /// The most fallback channels any reminder has.
+    public var longestFallbackChain: Int {
+        ([config.reminders.fallback.count, config.anniversaries.fallback?.count ?? 0]
+         + config.groups.map { $0.fallback?.count ?? 0 }).max() ?? 0
+    }
+
     /// `[reminders] fallback`.
     public var fallbackChannels: [String] { config.reminders.fallback }
 

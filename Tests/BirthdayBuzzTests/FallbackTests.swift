@@ -150,4 +150,19 @@ import Testing
         #expect(route.delivered.map(\.id) == ["%notice/ada/0/2027-03-15"])
         #expect(route.delivered.first?.body == "Ada birthday 2027-03-15: due while BirthdayBuzz was not running — buzz wish Ada")
     }
+
+    /// The first fallback refuses for good: the second is tried in the same pass,
+    /// and the reminder is no problem (nothing is announced).
+    @Test func aFallbackRefusedForGoodHandsOnAtOnce() async throws {
+        let route = Flaky("r", error: .permanent("r: gone")), first = Flaky("a", error: .permanent("a: gone"))
+        let second = Flaky("b", down: false)
+        let rig = try Rig("[reminders]\noffsets = [0]\nchannels = [\"r\"]\nfallback = [\"a\", \"b\"]\n"
+                          + "[channels.r]\ntype = \"console\"\n[channels.a]\ntype = \"console\"\n[channels.b]\ntype = \"console\"\n",
+                          channels: [route, first, second])
+        try await rig.pass([Self.ada], "2027-03-15T08:00")
+        let report = try await rig.pass([Self.ada], "2027-03-15T09:00")
+        #expect(second.delivered.map(\.id) == ["ada/0/2027-03-15"])
+        #expect(second.delivered.first?.body == "fallback for r: a: gone")  // the last error, naming its channel
+        #expect(report.problems == 0 && report.failed == 2 && report.sent == 1)
+    }
 }
