@@ -531,7 +531,7 @@ import BuzzFiles
                 + root1 + "/en/reminder.mustache")
         let (root2, typo) = try Self.loadError(["de/remnder.mustache": "T\n\nB\n"])
         #expect(typo?.description == root2 + "/de/remnder.mustache: unknown template; "
-                + "expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
+                + "expected reminder.mustache, anniversary.mustache, ask.mustache, wish.mustache or digest.mustache")
         let (_, twice) = try Self.loadError(["de-AT/ask.mustache": "T\n\nB\n", "de_AT/ask.mustache": "T\n\nB\n"])
         #expect(twice?.message.hasPrefix("same locale as ") == true)
         let (_, backup) = try Self.loadError(["de/reminder.mustache~": "broken {{#x", ".hidden/ask.mustache": "x"])
