@@ -68,13 +68,18 @@ struct UpcomingCommand: ParsableCommand {
         let schedule = DigestSchedule(config: context.config)
         guard !schedule.digests.isEmpty else { return [] }
         let now = context.now
-        let events = until.map { schedule.events(after: now, upTo: $0) } ?? schedule.next(after: now)
+        // Without --days: each digest's next send the ledger does not hold (one already
+        // sent, say with the clock set back, gives way to the one after it); a monthly
+        // digest fires twice in any 62 days.
+        let events = schedule.events(after: now, upTo: until ?? now + 62 * 86_400)
         guard let last = events.last?.fireAt else { return [] }
         let recorded = try SQLiteLedger(store).keys(firedAfter: now - 2 * 86_400, upTo: last + 2 * 86_400)
+        var listed: Set<String> = []
         return events.compactMap { event in
             var left = event
             left.channels = event.channels.filter { !recorded.contains(LedgerKey(eventID: event.id, channel: $0)) }
-            return left.channels.isEmpty ? nil : left
+            guard !left.channels.isEmpty, until != nil || listed.insert(event.name).inserted else { return nil }
+            return left
         }
     }
 }
