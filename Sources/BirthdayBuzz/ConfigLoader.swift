@@ -253,7 +253,8 @@ extension BuzzConfig {
         return health
     }
 
-    /// `[digests.NAME]`: `every` (required), `on`, `time`, `days`, `channels` (required), `empty`.
+    /// `[digests.NAME]`: `every` (required: there is no schedule a user would expect
+    /// by default), `on`, `time`, `days`, `channels` (required), `empty`.
     private static func digest(name: String, from table: TableReader) throws -> Digest {
         guard let every = try table.choice("every", Digest.Every.self) else {
             throw table.problem("every", "missing: how often it is sent (\"day\", \"week\" or \"month\")")

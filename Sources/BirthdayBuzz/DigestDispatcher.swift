@@ -123,7 +123,10 @@ public final class DigestDispatcher: Sendable {
             if let known = contents[item.row.eventID] { return known }
             guard let digest = schedule.digest(named: item.name) else { return nil }
             if missing == nil { missing = try missingCount() }
-            // A manual send's problems are those since the scheduled send before it.
+            // Problems are found by their reminders' fire times: those that fired after the
+            // previous scheduled send (a manual send: the last one before it). A reminder that
+            // fired just before a digest and became a problem only after it (still retrying
+            // then) is in neither digest; the notice for it still tells the user.
             let previous = schedule.previousFire(digest, before: DigestSchedule.parse(item.row.eventID)?.manual != nil
                                                  ? item.row.fireAt + 1 : schedule.fireTime(digest, on: item.date))
             let made = schedule.content(digest, from: item.date, contacts: contacts,
