@@ -114,6 +114,46 @@ public struct BuzzConfig: Sendable {
         }
     }
 
+    /// `[digests.NAME]`: a summary of what is coming, sent on a schedule (see `Digest`).
+    public struct Digest: Sendable, Equatable {
+        public enum Every: String, Sendable, CaseIterable { case day, week, month }
+
+        public var name: String
+        public var every: Every
+        /// For `week`: the ISO weekday, 1 (Monday) … 7 (Sunday); for `month`: the day, 1…28; unused for `day`.
+        public var on: Int
+        /// Minutes after local midnight; nil: `reminders.time`.
+        public var time: Int?
+        /// How many days it looks ahead, from the day it fires (1…366).
+        public var days: Int
+        public var channels: [String]
+        /// Sent even when nothing is ahead (a digest that stops arriving is itself a warning).
+        public var empty: Bool
+
+        public init(name: String, every: Every, on: Int? = nil, time: Int? = nil, days: Int? = nil,
+                    channels: [String], empty: Bool = true) {
+            self.name = name
+            self.every = every
+            self.on = on ?? 1
+            self.time = time
+            self.days = days ?? Self.defaultDays(every)
+            self.channels = channels
+            self.empty = empty
+        }
+
+        /// 7 for a daily digest, 14 for a weekly one, 31 for a monthly one.
+        public static func defaultDays(_ every: Every) -> Int {
+            switch every {
+            case .day: 7
+            case .week: 14
+            case .month: 31
+            }
+        }
+
+        /// Weekday names for `on`, Monday first (ISO 8601 numbering).
+        public static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    }
+
     public var general: General
     public var contacts = Contacts()
     public var reminders = Reminders()
@@ -124,6 +164,8 @@ public struct BuzzConfig: Sendable {
     public var sync = Sync()
     public var ask = Ask()
     public var export = Export()
+    /// `[digests.NAME]`, sorted by name.
+    public var digests: [Digest] = []
     /// `[health]`: nil when no ping is configured.
     public var health: Health?
     /// Sorted by name.

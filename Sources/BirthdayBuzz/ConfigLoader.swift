@@ -173,6 +173,19 @@ extension BuzzConfig {
 
         if let health = try root.table("health") { self.health = try Self.health(from: health) }
 
+        if let digests = try root.table("digests") {
+            for name in digests.keys.sorted() {
+                guard let table = try digests.table(name) else { continue }
+                // The name is part of the digest's event id and typed after `buzz digest`.
+                guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
+                        || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") }) else {
+                    throw digests.problem(name, "a digest's name is letters, digits, '_' or '-' (it is typed as buzz digest NAME)")
+                }
+                self.digests.append(try Self.digest(name: name, from: table))
+            }
+            try digests.finish()
+        }
+
         if let export = try root.table("export") {
             if let ics = try export.string("ics") {
                 guard !ics.isEmpty else { throw export.problem("ics", "is empty: name a file (e.g. \"~/.local/share/birthdaybuzz/birthdays.ics\")") }
@@ -260,6 +273,56 @@ extension BuzzConfig {
         return after
     }
 
+    /// `[digests.NAME]`: `every` (required: there is no schedule a user would expect
+    /// by default), `on`, `time`, `days`, `channels` (required), `empty`.
+    private static func digest(name: String, from table: TableReader) throws -> Digest {
+        guard let every = try table.choice("every", Digest.Every.self) else {
+            throw table.problem("every", "missing: how often it is sent (\"day\", \"week\" or \"month\")")
+        }
+        var on: Int?
+        switch every {
+        case .day:
+            if table.keys.contains("on") {
+                throw table.problem("on", "a daily digest is sent every day; remove on, or use every = \"week\" or \"month\"")
+            }
+        case .week:
+            if let day = try table.string("on") {
+                guard let index = Digest.weekdays.firstIndex(of: day.lowercased()) else {
+                    throw table.problem("on", "\"\(day)\" is not a weekday (monday … sunday)")
+                }
+                on = index + 1
+            }
+        case .month:
+            if let day = try table.int("on") {
+                // Only days every month has: a digest on the 31st would skip most months.
+                guard (1...28).contains(day) else { throw table.problem("on", "must be a day between 1 and 28, not \(day)") }
+                on = day
+            }
+        }
+        var time: Int?
+        if let text = try table.string("time") {
+            guard let minutes = ValueFormats.timeOfDay(text) else {
+                throw table.problem("time", "\"\(text)\" is not a time of day (HH:MM, 24-hour)")
+            }
+            time = minutes
+        }
+        let days = try table.int("days")
+        if let days, !(1...366).contains(days) {
+            throw table.problem("days", "must be between 1 and 366, not \(days)")
+        }
+        guard let channels = try table.stringArray("channels") else {
+            throw table.problem("channels", "missing: name the channels it goes to, e.g. [\"mail\"]")
+        }
+        if channels.isEmpty {
+            throw table.problem("channels", "is empty: the digest would go nowhere; name at least one channel, e.g. [\"mail\"]")
+        }
+        let empty = try table.bool("empty") ?? true
+        try table.finish()
+        var unique: [String] = []
+        for channel in channels where !unique.contains(channel) { unique.append(channel) }
+        return Digest(name: name, every: every, on: on, time: time, days: days, channels: unique, empty: empty)
+    }
+
     /// Every channel a route names must exist (the embedded `console` and `desktop` always do).
     private func checkReferences() throws {
         let known = Set(channels.map(\.name)).union(BuzzConfig.builtInChannelNames)
@@ -277,6 +340,7 @@ extension BuzzConfig {
             try check(group.channels, ["groups", group.name, "channels"])
             try check(group.fallback, ["groups", group.name, "fallback"])
         }
+        for digest in digests { try check(digest.channels, ["digests", digest.name, "channels"]) }
         try check(ask.sms.map { [$0] }, ["ask", "sms"])
         try check(ask.email.map { [$0] }, ["ask", "email"])
         if let email = ask.email, let channel = resolvedChannel(named: email),

@@ -119,11 +119,8 @@ public final class Dispatcher: Sendable {
     public let ledger: any DeliveryLedger
     public let catchUp: Int
     public let backoff: Backoff
-    private let channel: @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>
     private let renderer: any ReminderRendering
-    private let jitter: @Sendable () -> Double
-    /// Removes secrets from a channel's error text: (text, channel name).
-    private let scrub: @Sendable (String, String) -> String
+    private let sender: ChannelSender
 
     /// Ledger rows are kept this long (a year of history is enough for idempotency).
     public static let retention: Int64 = 400 * 86_400
@@ -136,10 +133,8 @@ public final class Dispatcher: Sendable {
         self.ledger = ledger
         catchUp = config.reminders.catchUp
         backoff = Backoff(cap: config.delivery.maxBackoff, maxAttempts: config.delivery.maxAttempts)
-        self.channel = channel
         self.renderer = renderer
-        self.jitter = jitter
-        self.scrub = scrub
+        sender = ChannelSender(backoff: backoff, channel: channel, jitter: jitter, scrub: scrub)
     }
 
     /// One piece of work: an event for one channel.
@@ -512,9 +507,9 @@ public final class Dispatcher: Sendable {
                 return row
             }
             try ledger.save(claims, now: now)  // before the send: a crash resends it with the same id
-            let failure = await send(message, through: name)
+            let failure = await sender.send(message, through: name)
             for index in claims.indices {
-                apply(failure, to: &claims[index], now: now)
+                sender.settle(&claims[index], after: failure, now: now)
             }
             try ledger.save(claims, now: now)
             pass.report.deliveries.append(.init(id: message.id, channel: name, status: claims[0].state, error: claims[0].lastError))
@@ -582,43 +577,6 @@ public final class Dispatcher: Sendable {
         return plain ? text : quoted + "'"
     }
 
-    /// Sends `message` through the channel named `name`; nil when it went out.
-    private func send(_ message: Message, through name: String) async -> DeliveryError? {
-        switch await channel(name) {
-        case .failure(let error):
-            return error
-        case .success(let adapter):
-            do {
-                try await adapter.deliver(message)
-                return nil
-            } catch let error as DeliveryError {
-                return error
-            } catch {
-                return .temporary("\(name): \(error)")
-            }
-        }
-    }
-
-    /// A claimed row's outcome: sent, or retrying with backoff, or failed.
-    private func apply(_ failure: DeliveryError?, to row: inout LedgerRow, now: Int64) {
-        guard let failure else {
-            row.state = .sent
-            row.sentAt = now
-            row.lastError = nil
-            row.nextAttemptAt = nil
-            return
-        }
-        row.lastError = scrub(failure.message, row.channel)
-        if failure.isTemporary, row.attempts < backoff.maxAttempts {
-            row.state = .retrying
-            row.nextAttemptAt = now + Int64(backoff.delay(afterAttempt: row.attempts, retryAfter: failure.retryAfter, jitter: jitter()))
-        } else {
-            row.state = .failed
-            row.nextAttemptAt = nil
-            if failure.isTemporary { row.lastError = (row.lastError ?? "") + " (gave up after \(row.attempts) attempts)" }
-        }
-    }
-
     private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),
                        contact: PlanningContact, fireAt: Int64) -> PlannedEvent? {
         guard contact.isIncluded, let date = contact.date(of: parts.occasion) else { return nil }
@@ -636,17 +594,9 @@ public final class Dispatcher: Sendable {
     /// commit, and whether the channel as a whole should wait (it will be retried).
     private func deliver(_ item: Work, claimed: LedgerRow, today: LocalDate, now: Int64,
                          report: inout DispatchReport) async -> (LedgerRow, holdChannel: Bool) {
-        var row = claimed
         let message = renderer.reminder(for: item.event, contact: item.contact,
                                         daysUntil: max(0, today.days(until: item.event.occurrence)), routing: item.routing)
-        let failure = await send(message, through: row.channel)
-        apply(failure, to: &row, now: now)
-        switch row.state {
-        case .sent: report.sent += 1
-        case .retrying: report.retrying += 1
-        default: report.failed += 1
-        }
-        report.deliveries.append(.init(id: row.eventID, channel: row.channel, status: row.state, error: row.lastError))
+        let (row, failure) = await sender.attempt(message, claimed: claimed, now: now, report: &report)
         return (row, failure?.channelUnavailable == true && row.state == .retrying)
     }
 

@@ -115,6 +115,18 @@ offsets = [0]
 # channels = ["desktop", "mail"]
 # fallback = ["phone"]       # and fallback_after; default: [reminders]'
 
+# A digest: one message listing what is coming, on a schedule (every = "day",
+# "week" or "month"), then the reminders no channel delivered since the last
+# one and how many contacts have no birthday. Sent even when nothing is ahead
+# (empty = false skips those): a digest that stops arriving is itself a warning.
+# buzz digest weekly --dry-run shows it now; buzz digest weekly sends it now.
+# [digests.weekly]
+# every = "week"
+# on = "monday"       # a weekday for "week"; a day 1-28 for "month"
+# time = "08:00"      # default: reminders.time
+# days = 14           # days listed from the day it is sent (default 7 / 14 / 31)
+# channels = ["mail"]
+
 [delivery]
 # Attempts per reminder and channel before it is marked failed.
 max_attempts = 8

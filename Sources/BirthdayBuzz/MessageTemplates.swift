@@ -60,6 +60,15 @@ public struct MessageTemplates: Sendable {
         /// `anniversary`, `date` (localized), `reason`, `hint` (a command) and
         /// `wish` (the hint sends a wish: the birthday has come).
         case notice
+        /// To the user: what is coming (`[digests.NAME]`). Variables: `entries`, a list of
+        /// `{name, occasion, label, date, days_until, age, gift_ideas}` (each also with the
+        /// booleans `birthday`, `anniversary`, `today`, `tomorrow`, `has_age`, `has_label`,
+        /// `has_gift_ideas`); `problems`, a list of `{name, occasion, date, reason, hint}`
+        /// (with `birthday`, `anniversary`, `has_hint`): reminders no channel delivered since
+        /// the previous digest; `missing_count`, contacts without a birthday; `days`, how many
+        /// days it covers; and `count` (entries), `one` (exactly one entry), `only_birthdays`,
+        /// `week` (`days` is 7), `has_entries`, `has_problems`, `problem_count`, `has_missing`.
+        case digest
 
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
@@ -72,6 +81,11 @@ public struct MessageTemplates: Sendable {
             case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "wish"]
             case .ask: ["first_name", "name", "sender_name"]
             case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
+            case .digest: ["entries", "problems", "missing_count", "days", "count", "one", "only_birthdays", "week",
+                           "has_entries", "has_problems", "problem_count", "has_missing",
+                           "name", "occasion", "label", "date", "days_until", "age", "gift_ideas",
+                           "birthday", "anniversary", "today", "tomorrow", "has_age", "has_label", "has_gift_ideas",
+                           "reason", "hint", "has_hint"]
             }
         }
     }
@@ -107,7 +121,7 @@ public struct MessageTemplates: Sendable {
             guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
                   let kind = Kind(rawValue: String(parts[1])) else {
                 throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish, notice)")
+                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish, notice, digest)")
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
@@ -286,6 +300,60 @@ public struct MessageTemplates: Sendable {
             },
         ]
         return render(.notice, locale: used, values: values, fallbackTitle: "BirthdayBuzz")
+    }
+
+    /// Renders a digest to the user in `locale` (`general.locale`), falling back to its
+    /// language, then English; dates are written in the language of the template used.
+    public func renderDigest(_ content: DigestContent, locale: String) -> (title: String, body: String, locale: String) {
+        let used = resolvedLocale(kind: .digest, preferred: [locale])
+        let dateLocale = Self.dateLocale(requested: locale, used: used)
+        // Built key by key: one literal of mixed types is too much for the type checker.
+        var entries: [[String: Any]] = []
+        for entry in content.entries {
+            var values: [String: Any] = [:]
+            values["name"] = entry.name
+            values["occasion"] = entry.occasion.rawValue
+            values["date"] = Self.format(entry.date, locale: dateLocale)
+            values["days_until"] = entry.daysUntil
+            values["gift_ideas"] = entry.giftIdeas
+            values["has_gift_ideas"] = !entry.giftIdeas.isEmpty
+            values["birthday"] = entry.occasion == Occasion.birthday
+            values["anniversary"] = entry.occasion == Occasion.anniversary
+            values["today"] = entry.daysUntil == 0
+            values["tomorrow"] = entry.daysUntil == 1
+            values["has_age"] = entry.age != nil
+            values["has_label"] = entry.label != nil
+            if let age = entry.age { values["age"] = age }
+            if let label = entry.label { values["label"] = label }
+            entries.append(values)
+        }
+        var problems: [[String: Any]] = []
+        for problem in content.problems {
+            var values: [String: Any] = [:]
+            values["name"] = problem.name
+            values["occasion"] = problem.occasion.rawValue
+            values["date"] = Self.format(problem.date, locale: dateLocale)
+            values["reason"] = problem.reason
+            values["birthday"] = problem.occasion == Occasion.birthday
+            values["anniversary"] = problem.occasion == Occasion.anniversary
+            values["has_hint"] = problem.hint != nil
+            if let hint = problem.hint { values["hint"] = hint }
+            problems.append(values)
+        }
+        var values: [String: Any] = [:]
+        values["entries"] = entries
+        values["problems"] = problems
+        values["missing_count"] = content.missingCount
+        values["days"] = content.days
+        values["count"] = entries.count
+        values["one"] = entries.count == 1
+        values["only_birthdays"] = content.entries.allSatisfy { $0.occasion == Occasion.birthday }
+        values["week"] = content.days == 7
+        values["has_entries"] = !entries.isEmpty
+        values["has_problems"] = !problems.isEmpty
+        values["problem_count"] = problems.count
+        values["has_missing"] = content.missingCount > 0
+        return render(.digest, locale: used, values: values, fallbackTitle: "BirthdayBuzz: " + content.name)
     }
 
     private func render(_ kind: Kind, locale: String, values: [String: Any],

@@ -39,6 +39,31 @@ Danke dir!
 {{/sender_name}}
 
 """#,
+        "de/digest": #"""
+Demnächst: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}Geburtstag{{/one}}{{^one}}Geburtstage{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}Anlass{{/one}}{{^one}}Anlässe{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}keine Geburtstage{{/has_entries}} {{#week}}diese Woche{{/week}}{{^week}}in den nächsten {{days}} Tagen{{/week}}
+
+{{#entries}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} wird {{age}}{{/has_age}}{{^has_age}} hat Geburtstag{{/has_age}}{{/birthday}}{{#anniversary}} hat Jahrestag{{#has_age}} ({{age}} Jahre){{/has_age}}{{/anniversary}}{{#today}} – heute{{/today}}{{#tomorrow}} – morgen{{/tomorrow}}
+{{#has_gift_ideas}}
+  Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/entries}}
+{{^has_entries}}
+In den nächsten {{days}} Tagen steht nichts an.
+{{/has_entries}}
+{{#has_problems}}
+
+Seit dem letzten Überblick nicht zugestellt:
+{{#problems}}
+- {{name}}, {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+{{/problems}}
+{{/has_problems}}
+{{#has_missing}}
+
+Kontakte ohne Geburtstag: {{missing_count}} (buzz list --missing)
+{{/has_missing}}
+
+"""#,
         "de/notice": #"""
 {{#one}}Verpasst: 1 Erinnerung{{/one}}{{^one}}Verpasst: {{count}} Erinnerungen{{/one}}
 
@@ -118,6 +143,31 @@ Thanks!
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "en/digest": #"""
+Coming up: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}birthday{{/one}}{{^one}}birthdays{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}occasion{{/one}}{{^one}}occasions{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}no birthdays{{/has_entries}} {{#week}}this week{{/week}}{{^week}}in the next {{days}} days{{/week}}
+
+{{#entries}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} turns {{age}}{{/has_age}}{{^has_age}}'s birthday{{/has_age}}{{/birthday}}{{#anniversary}}'s anniversary{{#has_age}} ({{age}} years){{/has_age}}{{/anniversary}}{{#today}} — today{{/today}}{{#tomorrow}} — tomorrow{{/tomorrow}}
+{{#has_gift_ideas}}
+  Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/entries}}
+{{^has_entries}}
+Nothing in the next {{days}} days. Enjoy the quiet.
+{{/has_entries}}
+{{#has_problems}}
+
+Not delivered since the last digest:
+{{#problems}}
+- {{name}}, {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+{{/problems}}
+{{/has_problems}}
+{{#has_missing}}
+
+Contacts without a birthday: {{missing_count}} (buzz list --missing)
+{{/has_missing}}
 
 """#,
         "en/notice": #"""
@@ -201,6 +251,31 @@ Una pregunta rápida
 {{/sender_name}}
 
 """#,
+        "es/digest": #"""
+Próximamente: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}cumpleaños{{/one}}{{^one}}cumpleaños{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}fecha especial{{/one}}{{^one}}fechas especiales{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}ningún cumpleaños{{/has_entries}} {{#week}}esta semana{{/week}}{{^week}}en los próximos {{days}} días{{/week}}
+
+{{#entries}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} cumple {{age}} años{{/has_age}}{{^has_age}} está de cumpleaños{{/has_age}}{{/birthday}}{{#anniversary}} celebra su aniversario{{#has_age}} ({{age}} años){{/has_age}}{{/anniversary}}{{#today}} – hoy{{/today}}{{#tomorrow}} – mañana{{/tomorrow}}
+{{#has_gift_ideas}}
+  Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/entries}}
+{{^has_entries}}
+Nada en los próximos {{days}} días.
+{{/has_entries}}
+{{#has_problems}}
+
+No entregado desde el último resumen:
+{{#problems}}
+- {{name}}, {{#birthday}}cumpleaños{{/birthday}}{{#anniversary}}aniversario{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+{{/problems}}
+{{/has_problems}}
+{{#has_missing}}
+
+Contactos sin cumpleaños: {{missing_count}} (buzz list --missing)
+{{/has_missing}}
+
+"""#,
         "es/notice": #"""
 {{#one}}Sin entregar: 1 recordatorio{{/one}}{{^one}}Sin entregar: {{count}} recordatorios{{/one}}
 
@@ -280,6 +355,31 @@ Merci !
 {{#sender_name}}
 {{sender_name}}
 {{/sender_name}}
+
+"""#,
+        "fr/digest": #"""
+À venir : {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}anniversaire{{/one}}{{^one}}anniversaires{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}événement{{/one}}{{^one}}événements{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}aucun anniversaire{{/has_entries}} {{#week}}cette semaine{{/week}}{{^week}}dans les {{days}} prochains jours{{/week}}
+
+{{#entries}}
+- {{date}} : {{name}}{{#birthday}}{{#has_age}} aura {{age}} ans{{/has_age}}{{^has_age}} fête son anniversaire{{/has_age}}{{/birthday}}{{#anniversary}} fête son anniversaire de mariage{{#has_age}} ({{age}} ans){{/has_age}}{{/anniversary}}{{#today}} – aujourd'hui{{/today}}{{#tomorrow}} – demain{{/tomorrow}}
+{{#has_gift_ideas}}
+  Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/entries}}
+{{^has_entries}}
+Rien de prévu dans les {{days}} prochains jours.
+{{/has_entries}}
+{{#has_problems}}
+
+Non remis depuis le dernier récapitulatif :
+{{#problems}}
+- {{name}}, {{#birthday}}anniversaire{{/birthday}}{{#anniversary}}anniversaire de mariage{{/anniversary}} {{date}} : {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+{{/problems}}
+{{/has_problems}}
+{{#has_missing}}
+
+Contacts sans date d'anniversaire : {{missing_count}} (buzz list --missing)
+{{/has_missing}}
 
 """#,
         "fr/notice": #"""

@@ -37,6 +37,13 @@ extension MessageTemplates {
                                                       "date": "Monday, March 15", "reason": "HTTP 500", "hint": "buzz wish Ann",
                                                       "wish": true]]],
              ["count": 0, "one": false, "problems": [[String: Any]]()]]
+        case .digest:
+            [["entries": [["name": "Ann <O'Brien>", "date": "Monday, March 15", "days_until": 3, "age": 37, "has_age": true,
+                           "birthday": true, "gift_ideas": ["a book"], "has_gift_ideas": true] as [String: Any]],
+              "problems": [["name": "Bo", "reason": "timeout", "hint": "buzz wish Bo", "has_hint": true] as [String: Any]],
+              "has_entries": true, "has_problems": true, "count": 1, "one": true, "days": 7, "week": true,
+              "missing_count": 2, "has_missing": true],
+             ["entries": [] as [Any], "problems": [] as [Any], "count": 0, "days": 14, "missing_count": 0]]
         }
         return valueSets.allSatisfy { whole.render($0) == cut.render($0) }
     }

@@ -15,7 +15,7 @@ public struct Buzz: AsyncParsableCommand {
             ShowCommand.self, SetCommand.self, NoteCommand.self, GiftCommand.self,
             SendCommand.self, ChannelsCommand.self, DoctorCommand.self,
             TickCommand.self, RunCommand.self, OutboxCommand.self, RetryCommand.self, AskCommand.self,
-            WishCommand.self, ExportCommand.self, StatusCommand.self,
+            WishCommand.self, ExportCommand.self, StatusCommand.self, DigestCommand.self,
         ]
     )
 

@@ -9,6 +9,8 @@ import Synchronization
 /// templates, and channels made on first use (a run that sends nothing loads none).
 final class DispatchWiring: Sendable {
     let dispatcher: Dispatcher
+    /// The `[digests.NAME]` sends, run after the reminder pass with the same channels.
+    let digests: DigestDispatcher
     private let built: ChannelCache
 
     /// - Parameter notificationActions: `buzz run`'s keeper of notification ids; with it, desktop
@@ -30,23 +32,54 @@ final class DispatchWiring: Sendable {
         let renderer = TemplateRenderer(templates: templates, locale: config.general.locale, clock: WallClock(timeZone: config.general.timeZone))
         let scrubber = wiring.scrubber
         let channelWiring = wiring
+        let channel: @Sendable (String) async -> Result<any NotificationChannel, DeliveryError> = { name in
+            built.entries.withLock { cache in
+                if let existing = cache[name] { return existing }
+                let result: Result<any NotificationChannel, DeliveryError>
+                if let channelConfig = config.resolvedChannel(named: name) {
+                    result = channelWiring.build(channelConfig)
+                } else {
+                    result = .failure(.permanent("\(name): no such channel in the config"))
+                }
+                cache[name] = result
+                return result
+            }
+        }
+        let ledger = SQLiteLedger(store)
         dispatcher = Dispatcher(
             config: config, planner: Planner(config: config, defaultChannels: context.defaultChannels),
-            ledger: SQLiteLedger(store), renderer: renderer,
-            channel: { name in
-                built.entries.withLock { cache in
-                    if let existing = cache[name] { return existing }
-                    let result: Result<any NotificationChannel, DeliveryError>
-                    if let channelConfig = config.resolvedChannel(named: name) {
-                        result = channelWiring.build(channelConfig)
-                    } else {
-                        result = .failure(.permanent("\(name): no such channel in the config"))
-                    }
-                    cache[name] = result
-                    return result
-                }
-            },
+            ledger: ledger, renderer: renderer, channel: channel,
             scrub: { text, channel in scrubber.scrub(text, channel: channel) })
+        digests = DigestDispatcher(config: config, ledger: ledger, renderer: renderer, channel: channel,
+                                   scrub: { text, channel in scrubber.scrub(text, channel: channel) })
+    }
+
+    /// How many contacts a digest counts as missing a birthday: those without
+    /// one that are not skipped (as `list --missing` shows them). Read only when
+    /// a digest is sent.
+    static func missingCount(_ store: BuzzDatabase) -> DigestDispatcher.MissingCount {
+        { try store.allContacts().count { $0.birthday == nil && $0.decision != .skip } }
+    }
+
+    /// The reminder pass, then the digests' (so a digest lists the problems this
+    /// pass found), as one report.
+    func pass(contacts: [PlanningContact], store: BuzzDatabase, now: Int64, dryRun: Bool = false,
+              shouldStop: @escaping @Sendable () -> Bool = { false }) async throws -> DispatchReport {
+        // The digests' catch-up needs the watermark as it was before the reminder pass moves it.
+        let watermark = try dispatcher.ledger.watermark()
+        var report = try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun, shouldStop: shouldStop)
+        if !shouldStop() {
+            report.add(try await digests.pass(contacts: contacts, missingCount: Self.missingCount(store), watermark: watermark,
+                                              now: now, dryRun: dryRun, shouldStop: shouldStop))
+        }
+        return report
+    }
+
+    /// When `run` wakes next: the next reminder or retry, or the next digest or its retry.
+    func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
+        let reminders = try dispatcher.nextWake(contacts: contacts, now: now)
+        let digest = try digests.nextWake(now: now)
+        return [reminders, digest].compactMap(\.self).min()
     }
 
     /// Closes every channel that was opened.
@@ -61,8 +94,8 @@ final class ChannelCache: Sendable {
     let entries = Mutex<[String: Result<any NotificationChannel, DeliveryError>]>([:])
 }
 
-/// Reminder messages from the localized templates, in the user's language.
-struct TemplateRenderer: ReminderRendering {
+/// Reminder and digest messages from the localized templates, in the user's language.
+struct TemplateRenderer: ReminderRendering, DigestRendering {
     let templates: MessageTemplates
     let locale: String
     let clock: WallClock
@@ -82,5 +115,10 @@ struct TemplateRenderer: ReminderRendering {
     func notice(_ entries: [NoticeEntry], today: LocalDate) -> Message {
         let text = templates.renderNotice(entries, locale: locale)
         return Message(kind: .notice, id: "", title: text.title, body: text.body, locale: text.locale, urgency: .critical)
+    }
+
+    func digest(_ content: DigestContent, id: String) -> Message {
+        let text = templates.renderDigest(content, locale: locale)
+        return Message(kind: .digest, id: id, title: text.title, body: text.body, occurrence: content.date, locale: text.locale)
     }
 }

@@ -369,7 +369,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
         let contacts = try store.plannableContacts()
         guard let lock = try await dispatchLock(setup) else {
             logger.notice("another dispatcher is delivering from \(setup.context.dataDirectory); trying again in \(Self.busyRetryDelay) s")
-            let planned = try dispatcher.nextWake(contacts: contacts, now: now)
+            let planned = try setup.wiring.nextWake(contacts: contacts, now: now)
             return (min(planned ?? .max, now + Self.busyRetryDelay), nil)
         }
         let report: DispatchReport
@@ -379,11 +379,11 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             await runActions(setup, now: now)
             let requests = self.requests
             report = try await delivery.run {
-                try await dispatcher.pass(contacts: contacts, now: now, shouldStop: { requests.stopRequested })
+                try await setup.wiring.pass(contacts: contacts, store: store, now: now, shouldStop: { requests.stopRequested })
             }
         }
         log(report, contacts: contacts)
-        let next = try dispatcher.nextWake(contacts: contacts, now: now)
+        let next = try setup.wiring.nextWake(contacts: contacts, now: now)  // reminders and digests
         if logger.logLevel <= .debug, let event = dispatcher.planner.upcoming(contacts, now: now, limit: 1, recorded: try dispatcher.ledger.recorded(around: now, planner: dispatcher.planner, contacts: contacts)).first {
             logger.debug("next reminder: \(event.name), \(event.occurrence) (\(event.offsetDays) day(s) before) at \(setup.context.clock.iso8601(event.fireAt))")
         }

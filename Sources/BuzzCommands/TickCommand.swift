@@ -73,11 +73,11 @@ struct TickCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         let wiring = try DispatchWiring(context: context, store: store, consoleToStandardError: json)
         let contacts = try runtime { try store.plannableContacts() }
-        let dispatcher = wiring.dispatcher
         let now = context.now
         let dryRun = dryRun
         let report = try await runtime {
-            try await BlockingExecutor().run { try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun) }
+            // Reminders, then the digests (`[digests.NAME]`), in one report.
+            try await BlockingExecutor().run { try await wiring.pass(contacts: contacts, store: store, now: now, dryRun: dryRun) }
         }
         await wiring.shutdown()
         if json {

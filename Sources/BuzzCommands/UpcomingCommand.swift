@@ -40,13 +40,16 @@ struct UpcomingCommand: ParsableCommand {
         let recorded = try runtime {
             try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: contacts)
         }
-        let events = planner.upcoming(contacts, now: context.now, until: until,
-                                      limit: limit ?? context.config.reminders.maxPending, recorded: recorded)
+        let limit = limit ?? context.config.reminders.maxPending
+        let events = planner.upcoming(contacts, now: context.now, until: until, limit: limit, recorded: recorded)
+        // The scheduled digests ([digests.NAME]) among them, by fire time; each counts against the limit.
+        let digests = try runtime { try upcomingDigests(context: context, store: store, until: until) }
+        let rows = UpcomingRow.merged(events, digests, clock: context.clock, limit: limit)
         if json {
-            print(try CLIJSONEncoder.encodeLines(events.map { UpcomingRow($0, clock: context.clock) }))
+            print(try CLIJSONEncoder.encodeLines(rows.map(\.row)))
             return
         }
-        if events.isEmpty {
+        if rows.isEmpty {
             if let days, !contacts.isEmpty {
                 print("Nothing planned in the next \(days) day\(days == 1 ? "" : "s").")
             } else {
@@ -54,8 +57,29 @@ struct UpcomingCommand: ParsableCommand {
             }
             return
         }
-        for event in events {
-            print(upcomingLine(event, clock: context.clock))
+        for row in rows {
+            print(row.line)
+        }
+    }
+
+    /// Digest sends after now (each digest's next one; with `--days`, every one up
+    /// to `until`) that the ledger does not hold yet.
+    private func upcomingDigests(context: Context, store: BuzzDatabase, until: Int64?) throws -> [DigestEvent] {
+        let schedule = DigestSchedule(config: context.config)
+        guard !schedule.digests.isEmpty else { return [] }
+        let now = context.now
+        // Without --days: each digest's next send the ledger does not hold (one already
+        // sent, say with the clock set back, gives way to the one after it); a monthly
+        // digest fires twice in any 62 days.
+        let events = schedule.events(after: now, upTo: until ?? now + 62 * 86_400)
+        guard let last = events.last?.fireAt else { return [] }
+        let recorded = try SQLiteLedger(store).keys(firedAfter: now - 2 * 86_400, upTo: last + 2 * 86_400)
+        var listed: Set<String> = []
+        return events.compactMap { event in
+            var left = event
+            left.channels = event.channels.filter { !recorded.contains(LedgerKey(eventID: event.id, channel: $0)) }
+            guard !left.channels.isEmpty, until != nil || listed.insert(event.name).inserted else { return nil }
+            return left
         }
     }
 }
@@ -63,7 +87,8 @@ struct UpcomingCommand: ParsableCommand {
 /// One `upcoming --json` entry (DESIGN §4; also `show --json`'s `next`).
 struct UpcomingRow: Encodable {
     var id: String
-    var contactID: String
+    /// null for a digest.
+    var contactID: String?
     var name: String
     var occasion: String
     var occurrence: String
@@ -85,6 +110,53 @@ struct UpcomingRow: Encodable {
         offsetDays = event.offsetDays
         fireAt = clock.iso8601(event.fireAt)
         channels = event.channels
+    }
+
+    /// A digest send: `"occasion": "digest"`, no contact, `name` the digest's name,
+    /// `occurrence` the day it fires, offset 0.
+    init(_ event: DigestEvent, clock: WallClock) {
+        id = event.id
+        contactID = nil
+        name = event.name
+        occasion = "digest"
+        occurrence = event.date.description
+        offsetDays = 0
+        fireAt = clock.iso8601(event.fireAt)
+        channels = event.channels
+    }
+
+    // `contact_id` is written as null for a digest, not left out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(contactID, forKey: .contactID)
+        try container.encode(name, forKey: .name)
+        try container.encode(occasion, forKey: .occasion)
+        try container.encode(occurrence, forKey: .occurrence)
+        try container.encode(offsetDays, forKey: .offsetDays)
+        try container.encode(fireAt, forKey: .fireAt)
+        try container.encode(channels, forKey: .channels)
+    }
+
+    /// Reminders and digests in one list by fire time (ties: reminders first), at most `limit`.
+    static func merged(_ events: [PlannedEvent], _ digests: [DigestEvent], clock: WallClock,
+                       limit: Int) -> [(row: UpcomingRow, line: String)] {
+        // `order`: the planner's own order for reminders (already nearest first), then each digest's.
+        var items: [(fireAt: Int64, digest: Bool, order: Int, row: UpcomingRow, line: String)] = []
+        for (index, event) in events.enumerated() {
+            items.append((event.fireAt, false, index, UpcomingRow(event, clock: clock), upcomingLine(event, clock: clock)))
+        }
+        for (index, event) in digests.enumerated() {
+            items.append((event.fireAt, true, index, UpcomingRow(event, clock: clock),
+                          "\(clock.iso8601(event.fireAt))  digest \(event.name) (\(event.date)) → \(event.channels.joined(separator: ", "))"))
+        }
+        if digests.isEmpty { return items.prefix(limit).map { ($0.row, $0.line) } }
+        items.sort { a, b in
+            if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
+            if a.digest != b.digest { return !a.digest }
+            return a.order < b.order
+        }
+        return items.prefix(limit).map { ($0.row, $0.line) }
     }
 }
 

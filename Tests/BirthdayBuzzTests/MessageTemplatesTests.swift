@@ -531,7 +531,7 @@ import BuzzFiles
                 + root1 + "/en/reminder.mustache")
         let (root2, typo) = try Self.loadError(["de/remnder.mustache": "T\n\nB\n"])
         #expect(typo?.description == root2 + "/de/remnder.mustache: unknown template; "
-                + "expected reminder.mustache, anniversary.mustache, ask.mustache or wish.mustache")
+                + "expected reminder.mustache, anniversary.mustache, ask.mustache, wish.mustache or digest.mustache")
         let (_, twice) = try Self.loadError(["de-AT/ask.mustache": "T\n\nB\n", "de_AT/ask.mustache": "T\n\nB\n"])
         #expect(twice?.message.hasPrefix("same locale as ") == true)
         let (_, backup) = try Self.loadError(["de/reminder.mustache~": "broken {{#x", ".hidden/ask.mustache": "x"])
@@ -590,7 +590,7 @@ import BuzzFiles
                 onDisk["\(locale)/\(name.dropLast(".mustache".count))"] = String(decoding: data, as: UTF8.self)
             }
         }
-        #expect(onDisk.count == 20)  // four kinds and notices, in four languages
+        #expect(onDisk.count == 24)  // reminder, anniversary, ask, wish, notice, digest in four languages
         #expect(Set(onDisk.keys) == Set(ShippedTemplates.all.keys),
                 "Sources/BirthdayBuzz/ShippedTemplates.swift is out of date: run scripts/embed-templates.sh")
         for (key, text) in onDisk {
