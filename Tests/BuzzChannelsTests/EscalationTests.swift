@@ -229,6 +229,44 @@ struct EscalationTests {
         try await second.stop()
     }
 
+    /// A real peer: dunst under Xvfb. Both reminders stay (resident; dunst's
+    /// own default would expire them after 10 s), dunst's signals reach the
+    /// daemon (it sends them only to the connection that asked), and the one
+    /// the user closes (`dunstctl close`: reason 2) is seen; the other, left
+    /// open, escalates at `escalate_after`, once.
+    @Test(.enabled(if: ServerGate.allows(.dunst) && ServerGate.allows(.http), "needs dunst, Xvfb, dbus-daemon and python3"))
+    func withDunstTheNotificationTheUserClosedIsSeenAndTheOpenOneEscalates() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let bus = try await PrivateBus.start(notificationServer: false)
+        defer { bus.stop() }
+        let dunst = try await DunstServer.start(on: bus)
+        defer { dunst.stop() }
+        let sandbox = try await Self.world(Self.config(sink: base), names: ["Ana", "Bo"])
+
+        let deadline = Self.fire + 30 + 3 * 3_600
+        let daemon = try Running(sandbox, bus: bus, at: Self.fire + 30)
+        #expect(await daemon.clock.nextWait() == deadline)
+        let store = daemon.daemon.store
+        let shown = try store.watchedNotifications()
+        #expect(Set(shown.map(\.contactID)) == ["ana", "bo"], "\(shown)")
+
+        let closed = try await dunst.control(["close"])
+        #expect(closed.status == 0, "\(closed)")
+        try await Self.waitFor("dunst's NotificationClosed") { try store.watchedNotifications().count == 1 }
+        let seen = try shown.compactMap { try store.shownNotification(id: $0.id, server: $0.server) }
+            .filter { $0.escalation == .acknowledged }
+        #expect(seen.count == 1 && seen.first?.closedReason == 2, "\(seen)")
+        let open = try #require(try store.watchedNotifications().first)
+        let shownByDunst = try await dunst.control(["count", "displayed"])
+        #expect(shownByDunst.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(shownByDunst)")
+
+        daemon.clock.advance(to: deadline)
+        #expect(await daemon.clock.nextWait() == Self.fire + Self.nextYear)
+        #expect(try await Self.escalated(sink) == [open.eventID])
+        try await daemon.stop()
+    }
+
     /// `doctor` warns that only `buzz run` escalates, unless a daemon runs.
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
     func doctorWarnsWhenNoDaemonRuns() async throws {
