@@ -73,6 +73,9 @@ extension BuzzDatabase {
         migrator.registerMigration("v5-notification-server") { db in
             try db.execute(sql: "ALTER TABLE notification ADD COLUMN server TEXT")
         }
+    }
+
+    static func registerNotificationEscalation(_ migrator: inout DatabaseMigrator) {
         // Escalation when unseen: a notification is one server's (a restarted
         // server numbers from 1 again, and the old one may still wait for its
         // escalation), so the key is (server, id); `''` stands for "not recorded".
