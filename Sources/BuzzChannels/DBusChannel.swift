@@ -395,6 +395,8 @@ extension DBusChannel: ChannelType {
     }
 
     public static func target(of options: Options, environment: [String: String]) -> String {
-        "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
+        let escalation = options.escalate.isEmpty ? ""
+            : "; unseen after \(ValueFormats.durationText(options.escalateAfter)): \(options.escalate.joined(separator: ", "))"
+        return "desktop notifications (session bus, urgency \(options.urgency.rawValue)\(escalation))"
     }
 }

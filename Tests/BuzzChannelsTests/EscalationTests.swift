@@ -336,5 +336,10 @@ struct EscalationTests {
         #expect(desktop.escalate == ["phone", "mail"] && desktop.escalateAfter == 3 * 3_600 && desktop.expireTimeout == 0)
         let laptop = try DBusChannel.options(of: try #require(config.channel(named: "laptop")))
         #expect(laptop.escalate == ["desktop"] && laptop.escalateAfter == 90 * 60)
+        // `channels list` and `doctor` say where an unseen one goes.
+        #expect(DBusChannel.target(of: desktop, environment: [:])
+                == "desktop notifications (session bus, urgency normal; unseen after 3h: phone, mail)")
+        #expect(DBusChannel.target(of: DBusChannel.Options(), environment: [:])
+                == "desktop notifications (session bus, urgency normal)")
     }
 }
