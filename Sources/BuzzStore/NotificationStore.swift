@@ -27,7 +27,7 @@ public struct ShownNotification: Sendable, Equatable {
     /// the user, 3 closed by a call, 4 undefined); nil while it is shown, as far as we heard.
     public var closedReason: UInt32?
 
-    /// A watched notification's escalation (DESIGN §2a, "escalation when unseen").
+    /// A watched notification's escalation: a reminder the user has not seen goes on to other channels.
     public enum Escalation: String, Sendable {
         /// Neither acted on nor dismissed by the user (yet): escalated at `escalate_after`.
         case watching
