@@ -12,7 +12,8 @@ if [ "$mode" = test ]; then
   # python3-icalendar, python3-recurring-ical-events: read back `buzz export ics` (ExportCLITests);
   # desktop-file-utils, man-db: check what scripts/install.sh installs (InstallScriptTests).
   # dbus-bin: dbus-send and dbus-monitor (NotificationListenerTests reads who called Notify).
-  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db)
+  # dunst, xvfb: a real notification server on its own display (EscalationTests: dunstctl close).
+  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db dunst xvfb)
 fi
 missing=()
 for p in "${packages[@]}"; do

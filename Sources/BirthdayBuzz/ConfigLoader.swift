@@ -233,6 +233,21 @@ extension BuzzConfig {
         }
         try root.finish()
         try checkReferences()
+        try checkChannelOptionReferences(types.channels)
+    }
+
+    /// Channels that a channel's own options name (a dbus channel's `escalate`) must exist too.
+    private func checkChannelOptionReferences(_ types: [ConfigTypes.Entry]) throws {
+        let known = Set(channels.map(\.name)).union(BuzzConfig.builtInChannelNames)
+        for channel in channels {
+            guard let type = types.first(where: { $0.name == channel.typeName }) else { continue }
+            for (key, names) in type.references(channel.options).sorted(by: { $0.key < $1.key }) {
+                for name in names where !known.contains(name) {
+                    throw SchemaProblem(path: ["channels", channel.name, key],
+                                        message: "no channel named \"\(name)\" (define [channels.\(name)])")
+                }
+            }
+        }
     }
 
     /// `[health]`: `ping_url` or `ping_url_env`, `fail_url`, `ping_every`. The

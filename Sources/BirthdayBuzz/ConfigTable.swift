@@ -108,10 +108,14 @@ public struct ConfigTypes: Sendable {
         public var name: String
         /// Reads (and so checks) every key of the type; the loader reports the keys it did not read.
         public var check: @Sendable (TableReader) throws -> Void
+        /// Other channels a checked table names, by key (a dbus channel's `escalate`); each must exist.
+        public var references: @Sendable (ConfigTable) -> [String: [String]]
 
-        public init(name: String, check: @escaping @Sendable (TableReader) throws -> Void) {
+        public init(name: String, check: @escaping @Sendable (TableReader) throws -> Void,
+                    references: @escaping @Sendable (ConfigTable) -> [String: [String]] = { _ in [:] }) {
             self.name = name
             self.check = check
+            self.references = references
         }
     }
 

@@ -185,9 +185,14 @@ cooldown_days = 30
 # [channels.desktop]
 # type = "dbus"
 # urgency = "normal"        # low | normal | critical
-# expire_timeout = -1       # milliseconds; -1 = the server's default, 0 = never;
-#                           # unset: 0 for a reminder with buttons (they last), else -1
+# expire_timeout = 0        # milliseconds; 0 = never (it stays), -1 = the server's default;
+#                           # unset: 0 for a reminder with buttons (they last) or with
+#                           # escalate, else -1; with escalate only 0 is allowed
 # timeout = "10s"
+# A reminder you neither click nor close yourself within escalate_after goes
+# on to these channels, once (only `buzz run` escalates: it hears the server).
+# escalate = ["phone"]
+# escalate_after = "3h"     # default 3h; at most 7d
 
 # Email over SMTP.
 # [channels.mail]

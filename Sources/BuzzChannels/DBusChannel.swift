@@ -63,13 +63,18 @@ public struct DBusChannel: NotificationChannel {
     public func deliverReturningID(_ message: Message) async throws(DeliveryError) -> UInt32 {
         let capabilities = try await serverCapabilities()
         let offered = actions != nil && capabilities.contains("actions") && Self.offersActions(message)
+        // A reminder of a channel with `escalate`, shown by `buzz run` (the only one that listens): its
+        // acknowledgement (a click, or a close by the user) is watched for, and without one it escalates.
+        let watched = actions != nil && !options.escalate.isEmpty && Self.escalates(message)
         let call = Self.notify(message, urgency: options.urgency,
-                               expireTimeout: Self.expireTimeout(options.expireTimeout, withActions: offered),
+                               expireTimeout: Self.expireTimeout(options.expireTimeout,
+                                                                 withActions: offered || !options.escalate.isEmpty),
                                escapingMarkup: capabilities.contains("body-markup"),
                                actions: offered ? Self.reminderActions : [])
-        // With actions, over the listener's connection: servers send the click back to the connection that asked.
+        // With actions, or watched, over the listener's connection: servers send their signals back to the
+        // connection that asked.
         let reply: DBusReply
-        if offered, let actions {
+        if offered || watched, let actions {
             let listener = actions.listener, timeout = timeoutMilliseconds
             reply = try await perform { () throws(DBusFailure) in
                 try await connection.onQueue { () throws(DBusFailure) in try listener.notify(call, timeout: timeout) }
@@ -82,8 +87,8 @@ public struct DBusChannel: NotificationChannel {
         }
         // The bus daemon stamps every message it routes with its sender, so a
         // reply always names the server; without one, no click could be checked.
-        if offered, let actions, let server = reply.sender {
-            actions.shown(notification: id, server: server, message: message, channel: name)
+        if offered || watched, let actions, let server = reply.sender {
+            actions.shown(notification: id, server: server, message: message, channel: name, watched: watched)
         }
         return id
     }
@@ -91,7 +96,9 @@ public struct DBusChannel: NotificationChannel {
     /// `Notify`'s expire_timeout: the channel's when its table sets one; else 0
     /// (resident) for a notification with actions, whose buttons must outlast a
     /// server's default expiry (dunst's 10 s: its history shows the notification
-    /// again without them), and -1 (the server's choice) for the others.
+    /// again without them), and for every notification of a channel with
+    /// `escalate` (it stays until the user acts on it or closes it); -1 (the
+    /// server's choice) for the others.
     static func expireTimeout(_ configured: Int?, withActions: Bool) -> Int {
         configured ?? (withActions ? 0 : -1)
     }
@@ -106,6 +113,13 @@ public struct DBusChannel: NotificationChannel {
     /// Actions go on the day-of birthday reminder (a snoozed one included): the day to wish.
     static func offersActions(_ message: Message) -> Bool {
         message.kind == .reminder && message.daysUntil == 0 && message.contact != nil
+    }
+
+    /// What a channel with `escalate` watches and escalates when unseen: a reminder
+    /// of any occasion (the ledger resends those; a notice, digest or wish notice
+    /// is shown resident but not escalated).
+    static func escalates(_ message: Message) -> Bool {
+        (message.kind == .reminder || message.kind == .anniversary) && message.contact != nil
     }
 
     /// Checks that a session bus is there and a notification server answers on it.
@@ -263,6 +277,16 @@ public protocol NotificationActionRecorder: Sendable {
     /// The server showed `message` as notification `id`, with the reminder's actions, for channel `channel`;
     /// `server` is the unique bus name that answered `Notify`, the only sender whose signals about it count.
     func shown(notification id: UInt32, server: String, message: Message, channel: String)
+    /// The same, for a notification with actions or one `watched` for escalation (its channel sets
+    /// `escalate`): unless the user acts on it or closes it, it is sent on after `escalate_after`.
+    /// Default: the call above, for a notification with actions only.
+    func shown(notification id: UInt32, server: String, message: Message, channel: String, watched: Bool)
+}
+
+extension NotificationActionRecorder {
+    public func shown(notification id: UInt32, server: String, message: Message, channel: String, watched: Bool) {
+        shown(notification: id, server: server, message: message, channel: channel)
+    }
 }
 
 extension DBusChannel {
@@ -294,23 +318,38 @@ extension DBusChannel {
     }
 }
 
-/// `type = "dbus"`: `urgency` (`low` | `normal` | `critical`) and `expire_timeout`
+/// `type = "dbus"`: `urgency` (`low` | `normal` | `critical`), `expire_timeout`
 /// (milliseconds; -1 the server's default, 0 never; unset: 0 for a reminder with
-/// actions, -1 for the rest).
+/// actions or a channel with `escalate`, -1 for the rest), `escalate` (channel
+/// names) and `escalate_after` (a duration, default 3h): a reminder the user
+/// neither acted on nor dismissed by then is sent through the `escalate` channels
+/// (`buzz run` only).
 extension DBusChannel: ChannelType {
-    /// Urgency and expiry from the channel's table.
+    /// Urgency, expiry and escalation from the channel's table.
     public struct Options: Sendable {
         public var urgency: ChannelConfig.Urgency = .normal
         /// nil when the channel's table does not set it (`expireTimeout(_:withActions:)` decides).
         public var expireTimeout: Int?
+        /// Where an unseen reminder goes on to; empty: nowhere (no escalation).
+        public var escalate: [String] = []
+        /// Seconds after it was shown that an unseen reminder escalates.
+        public var escalateAfter: Int = DBusChannel.defaultEscalateAfter
 
-        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int? = nil) {
+        public init(urgency: ChannelConfig.Urgency = .normal, expireTimeout: Int? = nil, escalate: [String] = [],
+                    escalateAfter: Int = DBusChannel.defaultEscalateAfter) {
             self.urgency = urgency
             self.expireTimeout = expireTimeout
+            self.escalate = escalate
+            self.escalateAfter = escalateAfter
         }
     }
 
     public static let typeName = "dbus"
+
+    /// `escalate_after`'s default: 3 hours.
+    public static let defaultEscalateAfter = 3 * 3_600
+    /// The longest `escalate_after`: `buzz run` keeps a shown notification a little over a week.
+    public static let longestEscalateAfter = 7 * 86_400
 
     public static func options(from table: TableReader) throws -> Options {
         var options = Options()
@@ -319,7 +358,35 @@ extension DBusChannel: ChannelType {
             guard expire >= -1 else { throw table.problem("expire_timeout", "must be -1 (server default), 0 (never) or milliseconds") }
             options.expireTimeout = expire
         }
+        if let names = try table.stringArray("escalate") {
+            guard !names.isEmpty else {
+                throw table.problem("escalate", "is empty: name the channels an unseen reminder goes on to, e.g. [\"phone\"], or remove the key")
+            }
+            if let name = table.path.last, names.contains(name) {
+                throw table.problem("escalate", "names the channel itself (\"\(name)\"): an unseen notification must go on to another channel")
+            }
+            for name in names where !options.escalate.contains(name) { options.escalate.append(name) }
+        }
+        if let after = try table.duration("escalate_after") {
+            guard options.escalate.isEmpty == false else {
+                throw table.problem("escalate_after", "is set but escalate is not: name the channels to escalate to, e.g. escalate = [\"phone\"]")
+            }
+            guard after > 0, after <= longestEscalateAfter else {
+                throw table.problem("escalate_after", "must be longer than 0s and at most 7d")
+            }
+            options.escalateAfter = after
+        }
+        // A notification that expires by itself cannot tell "seen" from "gone": it must stay until the user acts.
+        if !options.escalate.isEmpty, let expire = options.expireTimeout, expire != 0 {
+            throw table.problem("expire_timeout", "must be 0 (resident) or unset when escalate is set: a notification "
+                                + "that expires would escalate although the user never had the chance to dismiss it")
+        }
         return options
+    }
+
+    /// `escalate` names other channels: the loader checks that each exists.
+    public static func channelReferences(_ options: Options) -> [String: [String]] {
+        options.escalate.isEmpty ? [:] : ["escalate": options.escalate]
     }
 
     public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
@@ -328,6 +395,8 @@ extension DBusChannel: ChannelType {
     }
 
     public static func target(of options: Options, environment: [String: String]) -> String {
-        "desktop notifications (session bus, urgency \(options.urgency.rawValue))"
+        let escalation = options.escalate.isEmpty ? ""
+            : "; unseen after \(ValueFormats.durationText(options.escalateAfter)): \(options.escalate.joined(separator: ", "))"
+        return "desktop notifications (session bus, urgency \(options.urgency.rawValue)\(escalation))"
     }
 }

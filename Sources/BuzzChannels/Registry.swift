@@ -79,12 +79,18 @@ public protocol ChannelType: Sendable {
     /// Whether the options hold a secret written in the file itself (DESIGN §5:
     /// warn when others can read the file). Default: false.
     static func holdsInlineSecret(_ options: Options) -> Bool
+
+    /// Other channels the options name, by key (a dbus channel's `escalate`): the
+    /// loader checks that each exists, as it does for routes. Default: none.
+    static func channelReferences(_ options: Options) -> [String: [String]]
 }
 
 extension ChannelType {
     public static func target(of options: Options, environment: [String: String]) -> String { typeName }
 
     public static func holdsInlineSecret(_ options: Options) -> Bool { false }
+
+    public static func channelReferences(_ options: Options) -> [String: [String]] { [:] }
 
     /// Reads a channel table's options (all of them: an unread key is an error).
     public static func options(of config: ChannelConfig) throws -> Options {
@@ -104,6 +110,7 @@ public struct ChannelRegistry: Sendable {
         var make: @Sendable (ChannelConfig, ChannelContext) throws -> any NotificationChannel
         var target: @Sendable (ChannelConfig, [String: String]) -> String
         var holdsInlineSecret: @Sendable (ChannelConfig) -> Bool
+        var references: @Sendable (ConfigTable) -> [String: [String]]
     }
 
     private var entries: [Entry] = []
@@ -126,7 +133,8 @@ public struct ChannelRegistry: Sendable {
             target: { config, environment in
                 (try? T.options(of: config)).map { T.target(of: $0, environment: environment) } ?? T.typeName
             },
-            holdsInlineSecret: { config in (try? T.options(of: config)).map(T.holdsInlineSecret) ?? false })
+            holdsInlineSecret: { config in (try? T.options(of: config)).map(T.holdsInlineSecret) ?? false },
+            references: { table in (try? TableReader.readAll(table, T.options(from:))).map(T.channelReferences) ?? [:] })
         if let index = entries.firstIndex(where: { $0.name == T.typeName }) {
             entries[index] = entry
         } else {
@@ -139,7 +147,7 @@ public struct ChannelRegistry: Sendable {
 
     /// What `BuzzConfig(toml:…types:)` needs to check `[channels.NAME]` tables.
     public var configTypes: [ConfigTypes.Entry] {
-        entries.map { ConfigTypes.Entry(name: $0.name, check: $0.check) }
+        entries.map { ConfigTypes.Entry(name: $0.name, check: $0.check, references: $0.references) }
     }
 
     private func entry(for config: ChannelConfig) -> Entry? {

@@ -118,6 +118,17 @@ struct DoctorCommand: AsyncParsableCommand {
                 await channel.shutdown()
             }
         }
+        // Escalation when unseen needs `buzz run`, the one that hears the notification server: without
+        // a daemon (a `tick` timer), a channel's escalate never happens. The pid file names a running one.
+        let escalating = settings.channels.filter { channel in
+            channel.typeName == DBusChannel.typeName && (try? DBusChannel.options(of: channel))?.escalate.isEmpty == false
+        }
+        if !escalating.isEmpty, RunPidFile.runningDaemon(dataDirectory: context.dataDirectory) == nil {
+            for channel in escalating {
+                warn("channel \(channel.name) sets escalate, but no buzz run daemon is running: only buzz run "
+                     + "escalates an unseen notification (tick does not); start it, e.g. systemctl --user enable --now birthdaybuzz.service")
+            }
+        }
         // Every configured source: built (its options, its password), then asked
         // what `sync` would read (the folder, the file, the server's books).
         if !settings.sources.isEmpty {

@@ -78,13 +78,17 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
     // MARK: NotificationActionRecorder
 
     func shown(notification id: UInt32, server: String, message: Message, channel: String) {
+        shown(notification: id, server: server, message: message, channel: channel, watched: false)
+    }
+
+    func shown(notification id: UInt32, server: String, message: Message, channel: String, watched: Bool) {
         guard let contact = message.contact else { return }
         let shown = ShownNotification(id: id, eventID: message.id, contactID: contact.id, channel: channel,
-                                      shownAt: clock.now(), server: server)
+                                      shownAt: clock.now(), server: server, escalation: watched ? .watching : nil)
         do {
             try store.recordShown(shown)
         } catch {
-            logger.error("cannot keep notification \(id) for its actions: \(error)")
+            logger.error("cannot keep notification \(id) for its actions\(watched ? " and its escalation" : ""): \(error)")
             return
         }
         listener.start()
@@ -99,41 +103,61 @@ final class NotificationActionDesk: NotificationActionRecorder, Sendable {
             logger.info("listening for notification actions")
         case .stopped(let problem):
             if let problem { logger.notice("not listening for notification actions: \(problem)") }
-        case .closed(let id, _, let sender):
-            // Closed means no action can come for it any more: said by the server that showed it.
+        case .closed(let id, let reason, let sender):
+            // Closed means no action can come for it any more: said by the server that showed it. A watched
+            // notification is kept: dismissed by the user (reason 2) it is acknowledged; closed any other way
+            // (expired, closed by a call, undefined) it stays unseen and escalates at its time.
             do {
-                guard let shown = try store.shownNotification(id: id) else { return }
-                guard shown.server == sender else {
+                guard let shown = try store.shownNotification(id: id, server: sender) else { return }
+                guard let server = shown.server, server == sender else {
                     logger.notice("\(forged("NotificationClosed", id: id, sender: sender, shown: shown))")
                     return
                 }
-                try store.forgetShown(id: id)
+                try store.notificationClosed(id: id, server: server, reason: reason)
+                if shown.escalation == .watching {
+                    let how = reason == 2 ? "dismissed by the user: seen" : "closed (reason \(reason)): not seen"
+                    logger.info("notification \(id) (\(shown.eventID) via \(shown.channel)) \(how)")
+                }
             } catch {
                 logger.error("cannot forget notification \(id): \(error)")
             }
         case .actionInvoked(let id, let key, let sender):
-            let kind: NotificationAction.Kind
-            switch key {
-            case DBusChannel.wishAction: kind = .wish
-            case DBusChannel.snoozeAction: kind = .snooze
-            default: return  // another application's action, or the default click
-            }
             // Looked up here, in the server's order: its NotificationClosed follows the click.
             let shown: ShownNotification?
-            do { shown = try store.shownNotification(id: id) } catch {
+            do { shown = try store.shownNotification(id: id, server: sender) } catch {
                 logger.error("cannot look up notification \(id): \(error)")
                 return
             }
+            let kind: NotificationAction.Kind?
+            switch key {
+            case DBusChannel.wishAction: kind = .wish
+            case DBusChannel.snoozeAction: kind = .snooze
+            default: kind = nil  // another application's action, or the default click
+            }
             guard let shown else {
-                logger.notice("a \(key) click on notification \(id), which is not one this data dir showed; ignored")
+                if kind != nil {
+                    logger.notice("a \(key) click on notification \(id), which is not one this data dir showed; ignored")
+                }
                 return
             }
             // Any process on the bus can send ActionInvoked to our connection by
             // name; only the server that answered our Notify may make us act.
-            guard shown.server == sender else {
-                logger.notice("\(forged("a \(key) click", id: id, sender: sender, shown: shown))")
+            guard let server = shown.server, server == sender else {
+                if kind != nil || shown.escalation == .watching {
+                    logger.notice("\(forged("a \(key) click", id: id, sender: sender, shown: shown))")
+                }
                 return
             }
+            // Any action (the default click too) on a watched notification: the user saw it.
+            if shown.escalation == .watching {
+                do {
+                    try store.notificationActedOn(id: id, server: server)
+                    logger.info("notification \(id) (\(shown.eventID) via \(shown.channel)) acted on: seen")
+                } catch {
+                    logger.error("cannot keep that notification \(id) was seen: \(error)")
+                }
+            }
+            guard let kind else { return }
             pending.actions.withLock { $0.append(NotificationAction(kind: kind, notification: shown)) }
             wake()
         }

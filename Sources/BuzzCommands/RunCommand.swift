@@ -239,6 +239,10 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
                         ping(health.pinger, due)
                     }
                     if let idle = health.nextPing { next = min(next ?? idle, idle) }
+                    // The next unseen notification's escalation (none watched: no wake for it).
+                    if let escalation = try escalation(setup).nextDeadline(now: now) {
+                        next = min(next ?? escalation, escalation)
+                    }
                     // A source synced by the clock wakes the loop too (one syncing now wakes it when it ends).
                     if let sourceWake = nextSourceSync(setup, syncs, now: now) {
                         next = min(next ?? sourceWake, sourceWake)
@@ -377,6 +381,8 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             defer { withExtendedLifetime(lock) {} }  // held while delivering, not while sleeping
             if requests.stopRequested { return (nil, nil) }
             await runActions(setup, now: now)
+            // Unseen notifications whose time has come become pending ledger rows, which this pass sends.
+            try escalation(setup).run(now: now)
             let requests = self.requests
             report = try await delivery.run {
                 try await setup.wiring.pass(contacts: contacts, store: store, now: now, shouldStop: { requests.stopRequested })
@@ -388,6 +394,11 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
             logger.debug("next reminder: \(event.name), \(event.occurrence) (\(event.offsetDays) day(s) before) at \(setup.context.clock.iso8601(event.fireAt))")
         }
         return (next, report)
+    }
+
+    /// Escalation of unseen desktop notifications, by the config in force.
+    private func escalation(_ setup: DaemonSetup) -> UnseenEscalation {
+        UnseenEscalation(store: store, ledger: setup.wiring.dispatcher.ledger, config: setup.context.config, logger: logger)
     }
 
     /// The dispatch lock: at once when free, else waited for (up to

@@ -243,6 +243,7 @@ public final class BuzzDatabase: Sendable {
         registerStatusIndex(&migrator)
         registerNotifications(&migrator)
         SQLiteLedger.registerLedgerKinds(&migrator)
+        registerNotificationEscalation(&migrator)
         return migrator
     }
 

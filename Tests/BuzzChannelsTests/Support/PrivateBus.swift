@@ -59,7 +59,10 @@ final class PrivateBus {
     /// What the notification server logged so far.
     func log() throws -> String {
         guard let logFile else { return "" }
-        return try String(contentsOf: logFile, encoding: .utf8)
+        // A restarted server (`restartNotificationServer`) truncates the file: what it logged before comes first.
+        let earlier = (try? String(contentsOf: directory.appendingPathComponent("notifications.before-restart.log"),
+                                   encoding: .utf8)) ?? ""
+        return earlier + (try String(contentsOf: logFile, encoding: .utf8))
     }
 
     /// dbusmock's record of the `Notify` calls, as `dbus-send --print-reply` shows it:
@@ -145,6 +148,20 @@ final class PrivateBus {
         try await startProcesses()
     }
 
+    /// Stops the notification server alone and starts a new one: the bus stays,
+    /// the server comes back under a new unique name and numbers its
+    /// notifications from 1 again; what the old one showed is gone, without a
+    /// `NotificationClosed`. Its log goes on in the same file.
+    func restartNotificationServer() async throws {
+        if let server = notificationServer, server.isRunning {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        notificationServer = nil
+        if logFile != nil { try Data(try log().utf8).write(to: directory.appendingPathComponent("notifications.before-restart.log")) }
+        try await startNotificationServer()
+    }
+
     /// Stops everything this bus started and removes its directory.
     func stop() {
         stopProcesses()
@@ -162,6 +179,11 @@ final class PrivateBus {
         try await waitFor("the bus to answer") { _ = try await self.dbusSend(
             ["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId"]) }
 
+        try await startNotificationServer()
+    }
+
+    /// Starts python-dbusmock's notification server on the bus (when this bus has one).
+    private func startNotificationServer() async throws {
         guard let logFile else { return }
         var arguments = ["-m", "dbusmock", "--template", "notification_daemon", "-l", logFile.path]
         if let capabilities {

@@ -10,6 +10,8 @@ import Foundation
 enum ServerGate {
     enum Server: Sendable {
         case dbus, smtp, http, exec
+        /// dunst under Xvfb on a private bus (Debian's dunst and xvfb).
+        case dunst
     }
 
     static var required: Bool {
@@ -33,6 +35,8 @@ enum ServerGate {
             return FileManager.default.isExecutableFile(atPath: python)
         case .exec:
             return FileManager.default.isExecutableFile(atPath: "/bin/sh")
+        case .dunst:
+            return FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && DunstServer.present
         }
     }
 
