@@ -7,7 +7,7 @@ import Testing
 
 /// `[digests.NAME]` through `buzz tick`, `buzz digest`, `buzz upcoming` and the
 /// daemon's loop, delivered to the real HTTP sink; time is `--now` or a `VirtualClock`.
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct DigestCommandTests {
     /// A weekly digest on Mondays at 08:00 UTC, 14 days ahead, to two webhook channels;

@@ -7,7 +7,7 @@ import Testing
 /// No reminder ends in silence: fallback routes and notices, through `buzz tick`
 /// against real servers (an HTTP sink as the route, aiosmtpd or a second sink as
 /// the fallback). Time moves with `--now`; nothing waits for the clock.
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http) && ServerGate.allows(.smtp), "needs python3 with aiosmtpd"))
 struct NeverSilentTests {
     /// Reminders on the day at 09:00 UTC to `hook` (the route sink), with `extra`
