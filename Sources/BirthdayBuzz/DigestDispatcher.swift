@@ -133,7 +133,10 @@ public final class DigestDispatcher: Sendable {
 
         for (index, item) in work.enumerated() {
             if dryRun {
-                report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil))
+                // Rendered as it would be sent, so the preview is the message's own title.
+                let title = try content(item).map { renderer.digest($0, id: item.row.eventID).title } ?? item.name
+                report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil,
+                                               preview: .init(name: item.name, occasion: "digest", date: item.date, title: title)))
                 continue
             }
             if shouldStop() {

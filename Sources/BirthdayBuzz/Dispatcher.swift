@@ -12,10 +12,19 @@ public struct DispatchReport: Sendable {
     /// What a dry run shows of a message it would send: whom it is about, the
     /// occasion and its date, and the title as rendered — never only an id.
     public struct Preview: Sendable, Hashable {
+        /// The contact's name; a notice's names; a digest's name.
         public var name: String
-        public var occasion: Occasion
+        /// `birthday`, `anniversary`, or `notice`, `digest` for those messages.
+        public var occasion: String
         public var date: LocalDate
         public var title: String
+
+        public init(name: String, occasion: String, date: LocalDate, title: String) {
+            self.name = name
+            self.occasion = occasion
+            self.date = date
+            self.title = title
+        }
     }
 
     /// Deliveries attempted in this pass.
@@ -215,7 +224,7 @@ public final class Dispatcher: Sendable {
         for item in work {
             let message = renderer.reminder(for: item.event, contact: item.contact,
                                             daysUntil: max(0, today.days(until: item.event.occurrence)), routing: item.routing)
-            let preview = DispatchReport.Preview(name: item.contact.name, occasion: item.event.occasion,
+            let preview = DispatchReport.Preview(name: item.contact.name, occasion: item.event.occasion.rawValue,
                                                  date: item.event.occurrence, title: message.title)
             pass.report.deliveries.append(.init(id: item.row.eventID, channel: item.row.channel, status: .pending, error: nil,
                                                 preview: preview))
@@ -494,7 +503,7 @@ public final class Dispatcher: Sendable {
             if pass.dryRun {
                 pass.report.deliveries.append(.init(
                     id: message.id, channel: name, status: .pending, error: nil,
-                    preview: .init(name: entries.map(\.name).joined(separator: ", "), occasion: ready[0].occasion,
+                    preview: .init(name: entries.map(\.name).joined(separator: ", "), occasion: "notice",
                                    date: ready[0].occurrence, title: message.title)))
                 return
             }

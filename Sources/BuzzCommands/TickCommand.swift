@@ -124,7 +124,7 @@ extension DispatchReport {
             due: due, sent: sent, failed: failed, retrying: retrying, missed: missed, skipped: skipped, problems: problems,
             deliveries: deliveries.map { delivery in
                 .init(id: delivery.id, channel: delivery.channel, status: delivery.status.rawValue, error: delivery.error,
-                      preview: delivery.preview.map { .init(name: $0.name, occasion: $0.occasion.rawValue, date: $0.date.description,
+                      preview: delivery.preview.map { .init(name: $0.name, occasion: $0.occasion, date: $0.date.description,
                                                             title: $0.title) })
             }))
     }
@@ -136,7 +136,7 @@ extension DispatchReport {
             if let preview = delivery.preview {
                 // `would send desktop      Dana Scully, birthday 2027-03-15: "Dana Scully's birthday is tomorrow" (id)`
                 lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(OneLine.escaped(preview.name)), "
-                             + "\(preview.occasion.rawValue) \(preview.date): \"\(OneLine.escaped(preview.title))\" (\(delivery.id))")
+                             + "\(preview.occasion) \(preview.date): \"\(OneLine.escaped(preview.title))\" (\(delivery.id))")
                 continue
             }
             lines.append("\(padRight(status, 10)) \(padRight(delivery.channel, 12)) \(delivery.id)"

@@ -29,12 +29,13 @@ import Testing
 
     @Test func everyRecipeLoads() throws {
         let blocks = try Self.recipes()
-        #expect(blocks.count >= 2, "the section and its TOML recipes are there")
+        #expect(blocks.count >= 3, "the section and its TOML recipes are there")
         for block in blocks {
             let config = try BuzzConfig(toml: block, file: "README.md", environment: ["BUZZ_NTFY_URL": "https://ntfy.example/t"],
                                         systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
             if block.contains("fallback") { #expect(config.reminders.fallback == ["phone"]) }
             if block.contains("[health]") { #expect(config.health?.ping == .environment("BUZZ_HC_URL")) }
+            if block.contains("[digests.weekly]") { #expect(config.digests.map(\.name) == ["weekly"]) }
         }
     }
 }

@@ -479,10 +479,13 @@ final class DaemonProcess {
 /// inotify, re-planned after a change.
 extension RunCommandTests {
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
-    func aCardRenamedIntoAWatchedVdirIsPlannedWithinThreeSecondsAndFires() async throws {
+    func aCardRenamedIntoAWatchedVdirIsPlannedSoonAfterAndFires() async throws {
         let sink = HTTPSink()
         let base = try await sink.start()
-        let minute = Self.fireMinute  // the daemon's clock starts 8 s before: start, write, ≤ 3 s to plan
+        // The daemon's clock starts 20 s before: start, sync, write, plan (the watch
+        // waits ~2 s for writes to settle; the bound below is 8 s, as a whole
+        // suite on two cores once took 3+ s to schedule the daemon), then fire.
+        let minute = Self.fireMinute
         let sandbox = try Sandbox()
         let book = sandbox.root + "/contacts/personal"
         _ = try sandbox.write("contacts/personal/other.vcf",
@@ -496,7 +499,7 @@ extension RunCommandTests {
             """)
         chmod(sandbox.configPath, 0o600)
 
-        let daemon = try DaemonProcess(sandbox, now: Self.pinned(-8))
+        let daemon = try DaemonProcess(sandbox, now: Self.pinned(-20))
         try await daemon.waitUntilReady()
         try await daemon.waitForLog("synced phone: 1 added")
         let fireAt = String(ISO8601DateFormatter().string(from: minute).dropLast()) + "+00:00"
@@ -508,8 +511,8 @@ extension RunCommandTests {
         let renamedAt = ContinuousClock.now
         #expect(rename(temp, book + "/run-test-1.vcf") == 0)
         while !daemon.log.contains("next wake \(fireAt)") {
-            guard ContinuousClock.now - renamedAt < .seconds(3) else {
-                Issue.record("not planned within 3 s of the rename:\n\(daemon.log)")
+            guard ContinuousClock.now - renamedAt < .seconds(8) else {
+                Issue.record("not planned within 8 s of the rename:\n\(daemon.log)")
                 break
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -517,7 +520,7 @@ extension RunCommandTests {
         // Only the new file is read (Otto's is unchanged, so not read again).
         #expect(daemon.log.contains("synced phone: 1 added, 0 updated, 0 unchanged, 0 removed"), "\(daemon.log)")
 
-        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(7))
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(19))
         #expect(requests.first?.headers["Idempotency-Key"]?.hasPrefix("run-test-1/0/") == true, "\(requests)")
         #expect(kill(daemon.pid, SIGTERM) == 0)
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")

@@ -258,7 +258,7 @@ final class PrivateBus {
     private func dbusSend(_ arguments: [String], printReply: Bool = true) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
-        process.arguments = ["--bus=" + address] + (printReply ? ["--print-reply", "--reply-timeout=5000"] : []) + arguments
+        process.arguments = ["--bus=" + address] + (printReply ? ["--print-reply", "--reply-timeout=10000"] : []) + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
