@@ -36,18 +36,6 @@ public struct DigestEntry: Sendable, Hashable {
     public var giftIdeas: [String]
 }
 
-/// A reminder no channel delivered, as a digest (and a notice) tells it.
-public struct DigestProblem: Sendable, Hashable {
-    public var eventID: String
-    public var name: String
-    public var occasion: Occasion
-    public var date: LocalDate
-    /// Why it was not delivered: the last error, scrubbed.
-    public var reason: String
-    /// What the user can still do (`buzz wish "Dana Scully"` for a birthday); nil when nothing fits.
-    public var hint: String?
-}
-
 /// What one digest says: its occasions ahead, the problems since the previous
 /// scheduled digest of that name, and how many contacts have no birthday.
 public struct DigestContent: Sendable, Hashable {
@@ -58,7 +46,7 @@ public struct DigestContent: Sendable, Hashable {
     public var days: Int
     /// In date order, then by name.
     public var entries: [DigestEntry]
-    public var problems: [DigestProblem]
+    public var problems: [NoticeEntry]
     /// Contacts without a birthday that are not skipped.
     public var missingCount: Int
 
@@ -228,23 +216,9 @@ public struct DigestSchedule: Sendable {
         }
         let listed = problems.map { problem in
             let name = names[problem.contactID] ?? problem.contactID
-            return DigestProblem(eventID: problem.eventID, name: name, occasion: problem.occasion, date: problem.occurrence,
-                                 reason: problem.reason, hint: Self.hint(for: problem.occasion, name: name))
+            return NoticeEntry(problem, name: name, today: date)
         }
         return DigestContent(name: digest.name, date: date, days: digest.days, entries: entries, problems: listed,
                              missingCount: missingCount)
-    }
-
-    /// What to do about a missed reminder: for a birthday, a belated wish.
-    static func hint(for occasion: Occasion, name: String) -> String? {
-        guard occasion == .birthday else { return nil }
-        guard name.contains(where: { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "\\" }) else { return "buzz wish " + name }
-        var quoted = "\""
-        for character in name {
-            if character == "\"" || character == "\\" { quoted.append("\\") }
-            quoted.append(character)
-        }
-        quoted.append("\"")
-        return "buzz wish " + quoted
     }
 }

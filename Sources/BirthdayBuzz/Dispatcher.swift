@@ -60,7 +60,8 @@ public struct RoutingNote: Sendable, Hashable {
     }
 }
 
-/// One line of a notice: a reminder that reached nobody, and what to do now.
+/// A reminder that reached nobody, as a notice and a digest tell it: whom,
+/// which occasion and day, why, and what to do now.
 public struct NoticeEntry: Sendable, Hashable {
     public var eventID: String
     public var name: String
@@ -77,6 +78,25 @@ public struct NoticeEntry: Sendable, Hashable {
         self.date = date
         self.reason = reason
         self.hint = hint
+    }
+
+    /// `problem` told on `today`: a birthday that has come (today, or up to a
+    /// week ago) can still get a wish (`buzz wish NAME`); for one still ahead (a
+    /// reminder days before it was missed) or another occasion, `buzz show NAME`.
+    public init(_ problem: DeliveryProblem, name: String, today: LocalDate) {
+        let wish = problem.occasion == .birthday && problem.occurrence <= today && problem.occurrence.days(until: today) <= 7
+        self.init(eventID: problem.eventID, name: name, occasion: problem.occasion, date: problem.occurrence,
+                  reason: problem.reason, hint: (wish ? "buzz wish " : "buzz show ") + Self.shellQuoted(name))
+    }
+
+    /// A name as one shell word: unchanged when plain, else in single quotes.
+    public static func shellQuoted(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.,@+".unicodeScalars.contains(scalar)
+        }
+        var quoted = "'"
+        for character in text { quoted += character == "'" ? "'\\''" : String(character) }
+        return plain ? text : quoted + "'"
     }
 }
 
@@ -567,23 +587,7 @@ public final class Dispatcher: Sendable {
     }
 
     private func noticeEntry(_ problem: DeliveryProblem, contacts byID: [String: PlanningContact], today: LocalDate) -> NoticeEntry {
-        let name = byID[problem.contactID]?.name ?? problem.contactID
-        // A birthday that has come (today, or up to a week ago) can still get a
-        // wish; one still ahead (a reminder days before it was missed) is looked at.
-        let wish = problem.occasion == .birthday && problem.occurrence <= today && problem.occurrence.days(until: today) <= 7
-        let hint = (wish ? "buzz wish " : "buzz show ") + Self.shellQuoted(name)
-        return NoticeEntry(eventID: problem.eventID, name: name, occasion: problem.occasion, date: problem.occurrence,
-                           reason: problem.reason, hint: hint)
-    }
-
-    /// A name as one shell word: unchanged when plain, else in single quotes.
-    public static func shellQuoted(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.,@+".unicodeScalars.contains(scalar)
-        }
-        var quoted = "'"
-        for character in text { quoted += character == "'" ? "'\\''" : String(character) }
-        return plain ? text : quoted + "'"
+        NoticeEntry(problem, name: byID[problem.contactID]?.name ?? problem.contactID, today: today)
     }
 
     private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),

@@ -78,14 +78,14 @@ public struct MessageTemplates: Sendable {
             case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
                                 "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback",
                                 "problem"]
-            case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "wish"]
+            case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "has_hint", "wish"]
             case .ask: ["first_name", "name", "sender_name"]
             case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
             case .digest: ["entries", "problems", "missing_count", "days", "count", "one", "only_birthdays", "week",
                            "has_entries", "has_problems", "problem_count", "has_missing",
                            "name", "occasion", "label", "date", "days_until", "age", "gift_ideas",
                            "birthday", "anniversary", "today", "tomorrow", "has_age", "has_label", "has_gift_ideas",
-                           "reason", "hint", "has_hint"]
+                           "reason", "hint", "has_hint", "wish"]
             }
         }
     }
@@ -286,20 +286,24 @@ public struct MessageTemplates: Sendable {
         let values: [String: Any] = [
             "count": entries.count,
             "one": entries.count == 1,
-            "problems": entries.map { entry -> [String: Any] in
-                [
-                    "name": entry.name,
-                    "occasion": entry.occasion.rawValue,
-                    "birthday": entry.occasion == .birthday,
-                    "anniversary": entry.occasion == .anniversary,
-                    "date": Self.format(entry.date, locale: dateLocale),
-                    "reason": entry.reason,
-                    "hint": entry.hint,
-                    "wish": entry.hint.hasPrefix("buzz wish "),
-                ]
-            },
+            "problems": entries.map { Self.problemValues($0, dateLocale: dateLocale) },
         ]
         return render(.notice, locale: used, values: values, fallbackTitle: "BirthdayBuzz")
+    }
+
+    /// One reminder that reached nobody, as notices and digests list it.
+    static func problemValues(_ entry: NoticeEntry, dateLocale: String) -> [String: Any] {
+        [
+            "name": entry.name,
+            "occasion": entry.occasion.rawValue,
+            "birthday": entry.occasion == .birthday,
+            "anniversary": entry.occasion == .anniversary,
+            "date": Self.format(entry.date, locale: dateLocale),
+            "reason": entry.reason,
+            "hint": entry.hint,
+            "has_hint": true,
+            "wish": entry.hint.hasPrefix("buzz wish "),
+        ]
     }
 
     /// Renders a digest to the user in `locale` (`general.locale`), falling back to its
@@ -327,19 +331,7 @@ public struct MessageTemplates: Sendable {
             if let label = entry.label { values["label"] = label }
             entries.append(values)
         }
-        var problems: [[String: Any]] = []
-        for problem in content.problems {
-            var values: [String: Any] = [:]
-            values["name"] = problem.name
-            values["occasion"] = problem.occasion.rawValue
-            values["date"] = Self.format(problem.date, locale: dateLocale)
-            values["reason"] = problem.reason
-            values["birthday"] = problem.occasion == Occasion.birthday
-            values["anniversary"] = problem.occasion == Occasion.anniversary
-            values["has_hint"] = problem.hint != nil
-            if let hint = problem.hint { values["hint"] = hint }
-            problems.append(values)
-        }
+        let problems = content.problems.map { Self.problemValues($0, dateLocale: dateLocale) }
         var values: [String: Any] = [:]
         values["entries"] = entries
         values["problems"] = problems

@@ -78,7 +78,7 @@ struct DoctorCommand: AsyncParsableCommand {
                         let name = names[problem.contactID] ?? problem.contactID
                         warn("not delivered: \(name)'s \(problem.occasion.rawValue) reminder for \(problem.occurrence) "
                              + "(\(problem.state.rawValue): \(problem.reason))"
-                             + (problem.occasion == .birthday ? "; a late wish: buzz wish \(Dispatcher.shellQuoted(name))" : ""))
+                             + (problem.occasion == .birthday ? "; a late wish: buzz wish \(NoticeEntry.shellQuoted(name))" : ""))
                     }
                 }
             } catch {

@@ -223,7 +223,8 @@ struct NeverSilentTests {
         try await route.script([], default: ["status": 404])
         try await phone.script([], default: ["status": 200, "hang": 0.3])
         let binary = try #require(BuzzBinary.path)
-        func startTick(_ now: String) throws -> Process {
+        /// `buzz tick --now NOW` on `sandbox`'s data dir, running in the background (to be killed).
+        func startTick(_ sandbox: Sandbox, _ now: String) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["--data-dir", sandbox.dataDir, "tick", "--now", now]
@@ -233,7 +234,7 @@ struct NeverSilentTests {
             try process.run()
             return process
         }
-        let process = try startTick("2027-03-15T09:00Z")
+        let process = try startTick(sandbox, "2027-03-15T09:00Z")
         try await TickCommandTests.waitForRequests(phone, atLeast: 3)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -250,14 +251,8 @@ struct NeverSilentTests {
         let other = try await Self.world(route: base, phone: phoneBase, extra: "fallback = [\"phone\"]\nnotices = [\"phone\"]")
         try await route.script([], default: ["status": 404])
         try await phone.script([["status": 404]], default: ["status": 200, "hang": 2])
-        let noticeRun = Process()
-        noticeRun.executableURL = URL(fileURLWithPath: binary)
-        noticeRun.arguments = ["--data-dir", other.dataDir, "tick", "--now", "2027-03-15T09:00Z"]
-        noticeRun.environment = other.environment
-        noticeRun.standardOutput = FileHandle.nullDevice
-        noticeRun.standardError = FileHandle.nullDevice
         let seen = try await phone.requests().count
-        try noticeRun.run()
+        let noticeRun = try startTick(other, "2027-03-15T09:00Z")
         try await TickCommandTests.waitForRequests(phone, atLeast: seen + 2)  // the fallback's 404, then the notice
         kill(noticeRun.processIdentifier, SIGKILL)
         noticeRun.waitUntilExit()
