@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
         .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands"],
                     resources: [.copy("Servers")]),
-        .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", "BuzzTestKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The CardDAV client, and the carddav source end to end (`buzz sync`, `tick`,
         // write-back), against a real Radicale: one target, one copy of its harness.
         .testTarget(name: "BuzzCardDAVTests",

@@ -56,6 +56,6 @@ public enum DeliveryProblems {
 extension DeliveryLedger {
     /// The problems among reminders that fired after `after`, oldest first.
     public func problems(firedAfter after: Int64) throws -> [DeliveryProblem] {
-        DeliveryProblems.find(in: try unsentReminderRows(firedAfter: after))
+        DeliveryProblems.find(in: try endedReminderRows(firedAfter: after))
     }
 }

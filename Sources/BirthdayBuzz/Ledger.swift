@@ -129,6 +129,9 @@ public protocol DeliveryLedger: Sendable {
     /// Every row of a reminder (any occasion) that fired after `after` and whose
     /// event no channel has `sent`: what fallbacks and problems are found in.
     func unsentReminderRows(firedAfter after: Int64) throws -> [LedgerRow]
+    /// Of those, the rows of the events that have a row `missed` or `failed`
+    /// fired after `after`: where problems are (and few, however long the ledger).
+    func endedReminderRows(firedAfter after: Int64) throws -> [LedgerRow]
     /// Every row of `kind` that fired after `after` (notices, digests).
     func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow]
     /// The end of the last dispatch pass (DESIGN §2); nil on a fresh data dir.

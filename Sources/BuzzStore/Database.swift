@@ -244,6 +244,7 @@ public final class BuzzDatabase: Sendable {
         registerNotifications(&migrator)
         SQLiteLedger.registerLedgerKinds(&migrator)
         registerNotificationEscalation(&migrator)
+        SQLiteLedger.registerProblemIndex(&migrator)
         return migrator
     }
 

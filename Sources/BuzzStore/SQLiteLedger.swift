@@ -56,6 +56,18 @@ public final class SQLiteLedger: DeliveryLedger {
         }
     }
 
+    /// An index of the rows that ended `missed` or `failed` (few: a sent row is
+    /// never in it, so a send writes no more pages than before), by fire time:
+    /// `status`, `doctor` and every pass find the problems from it without reading
+    /// the whole ledger (50,000 rows cost `status` 5.5 ms as a scan).
+    static func registerProblemIndex(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v8-delivery-ended-index") { db in
+            try db.execute(sql: """
+                CREATE INDEX delivery_ended ON delivery(fire_at) WHERE state = 'missed' OR state = 'failed'
+                """)
+        }
+    }
+
     public func row(eventID: String, channel: String) throws -> LedgerRow? {
         try database.writeWithoutTransaction { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.columns) FROM delivery WHERE event_id = ? AND channel = ?"),
@@ -169,6 +181,19 @@ public final class SQLiteLedger: DeliveryLedger {
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.columns) FROM delivery AS d
                 WHERE fire_at > ? AND kind IN ('reminder', 'anniversary')
+                  AND NOT EXISTS (SELECT 1 FROM delivery AS s WHERE s.event_id = d.event_id AND s.state = 'sent')
+                ORDER BY fire_at, event_id, created_at, channel
+                """, arguments: [after]).map(Self.decode)
+        }
+    }
+
+    public func endedReminderRows(firedAfter after: Int64) throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery AS d
+                WHERE event_id IN (SELECT event_id FROM delivery
+                                   WHERE fire_at > ? AND (state = 'missed' OR state = 'failed')
+                                     AND kind IN ('reminder', 'anniversary'))
                   AND NOT EXISTS (SELECT 1 FROM delivery AS s WHERE s.event_id = d.event_id AND s.state = 'sent')
                 ORDER BY fire_at, event_id, created_at, channel
                 """, arguments: [after]).map(Self.decode)

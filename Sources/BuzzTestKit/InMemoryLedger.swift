@@ -40,6 +40,12 @@ public final class InMemoryLedger: DeliveryLedger {
         }.sorted { ($0.fireAt, $0.eventID, $0.createdAt ?? Int64(0), $0.channel) < ($1.fireAt, $1.eventID, $1.createdAt ?? Int64(0), $1.channel) }
     }
 
+    public func endedReminderRows(firedAfter after: Int64) throws -> [LedgerRow] {
+        let rows = try unsentReminderRows(firedAfter: .min)
+        let ended = Set(rows.filter { $0.fireAt > after && ($0.state == .missed || $0.state == .failed) }.map(\.eventID))
+        return rows.filter { ended.contains($0.eventID) }
+    }
+
     public func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow] {
         state.withLock { $0.rows.values.filter { $0.kind == kind && $0.fireAt > after } }
             .sorted { ($0.fireAt, $0.eventID, $0.channel) < ($1.fireAt, $1.eventID, $1.channel) }

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import BuzzStore
+import BuzzTestKit
 
 @Suite struct LedgerTests {
     static func database() throws -> (BuzzDatabase, String) {
@@ -128,7 +129,8 @@ import Testing
         let indexes = try database.writeWithoutTransaction { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'delivery' AND sql IS NOT NULL")
         }
-        #expect(indexes.isEmpty)
+        // No index on state: only (from v8) the partial index of rows that ended missed or failed.
+        #expect(indexes == ["delivery_ended"])
         #expect(throws: (any Error).self) {
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: """
@@ -180,5 +182,41 @@ import Testing
             #expect(try ledger.row(eventID: "k\(index)", channel: "hook")?.createdAt == 10)  // the first write stays
         }
         #expect(try ledger.rows(kind: .notice, firedAfter: 0).map(\.eventID) == ["k4"])
+    }
+
+    /// Problems are found through the index of ended rows, and agree with the
+    /// in-memory ledger's answer and with the scan of unsent rows.
+    @Test func problemsFromTheIndexOfEndedRowsAgreeWithAScan() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-ended-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try BuzzDatabase(directory: directory)
+        let sqlite = SQLiteLedger(database)
+        let memory = InMemoryLedger()
+        let rows = [
+            LedgerRow(eventID: "a/0/2027-03-15", channel: "hook", contactID: "a", state: .missed, fireAt: 100),
+            LedgerRow(eventID: "b/0/2027-03-15", channel: "hook", contactID: "b", state: .failed, fireAt: 100, lastError: "hook: 404"),
+            LedgerRow(eventID: "b/0/2027-03-15", channel: "mail", contactID: "b", state: .sent, fireAt: 100),
+            LedgerRow(eventID: "c/0/2027-03-15", channel: "hook", contactID: "c", state: .failed, fireAt: 100, lastError: "hook: 404"),
+            LedgerRow(eventID: "c/0/2027-03-15", channel: "mail", contactID: "c", state: .retrying, fireAt: 100),
+            LedgerRow(eventID: "d/anniversary/0/2027-03-15", channel: "hook", contactID: "d", kind: .anniversary, state: .failed,
+                      fireAt: 100, lastError: "hook: 410"),
+            LedgerRow(eventID: "e/0/2027-03-15", channel: "hook", contactID: "e", state: .missed, fireAt: 5),
+            LedgerRow(eventID: "%notice/a/0/2027-03-15", channel: "hook", contactID: "a", kind: .notice, state: .failed, fireAt: 100),
+        ]
+        for row in rows {
+            try sqlite.save(row, now: 1_000)
+            try memory.save(row, now: 1_000)
+        }
+        let fromIndex = try sqlite.problems(firedAfter: 50)
+        #expect(fromIndex.map(\.eventID) == ["a/0/2027-03-15", "d/anniversary/0/2027-03-15"])
+        #expect(fromIndex.map(\.state) == [.missed, .failed])
+        #expect(try memory.problems(firedAfter: 50) == fromIndex)
+        #expect(DeliveryProblems.find(in: try sqlite.unsentReminderRows(firedAfter: 50)) == fromIndex)
+        let plan = try database.writeWithoutTransaction { db in
+            try Row.fetchAll(db, sql: """
+                EXPLAIN QUERY PLAN SELECT event_id FROM delivery WHERE fire_at > 0 AND (state = 'missed' OR state = 'failed')
+                """).map { "\($0)" }.joined(separator: "\n")
+        }
+        #expect(plan.contains("delivery_ended"), "\(plan)")
     }
 }
