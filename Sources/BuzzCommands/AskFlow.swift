@@ -91,6 +91,15 @@ struct AskFlow {
               + (route.channel.map { " via channel \($0)" } ?? "") + " [\(text.locale)]")
         print("  " + text.title)
         print(text.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+        // A dry run of a share shows the link the share would print.
+        if route.kind == .share, let link = Self.shareLink(text: text, address: route.address) { print("  " + link) }
+    }
+
+    /// The `sms:` link for a phone number, the `mailto:` link for an address.
+    static func shareLink(text: (title: String, body: String, locale: String), address: String?) -> String? {
+        guard let address else { return nil }
+        return address.hasPrefix("+") || address.first?.isNumber == true
+            ? AskLink.sms(address, body: text.body) : AskLink.mailto(address, subject: text.title, body: text.body)
     }
 
     /// Shares, opens the mail client, or sends through the route's channel.
@@ -165,11 +174,7 @@ struct AskFlow {
 
     /// Prints the text and its link, and copies it to the clipboard when a tool is there.
     private func share(text: (title: String, body: String, locale: String), address: String?, contact: Contact) {
-        var link: String?
-        if let address {
-            link = address.hasPrefix("+") || address.first?.isNumber == true
-                ? AskLink.sms(address, body: text.body) : AskLink.mailto(address, subject: text.title, body: text.body)
-        }
+        let link = Self.shareLink(text: text, address: address)
         say("Share this with \(contact.name):\n\n\(text.body)\n")
         if let link { say(link) }
         if let tool = clipboardTool(), copy(text.body, with: tool) {

@@ -98,6 +98,10 @@ import Testing
         #expect(share.status == 0, "\(share)")
         #expect(share.stdout.contains("What's your birthday"))
         #expect(share.stdout.contains("sms:+491702222222?body=Hey%20Two"))
+        // A dry run of the share shows the same link (and records nothing).
+        let dry = try await sandbox.run(["ask", "Two Cells", "--via", "share", "--dry-run"], environment: ["PATH": "/nonexistent"])
+        #expect(dry.status == 0, "\(dry)")
+        #expect(dry.stdout.contains("sms:+491702222222?body=Hey%20Two"), "\(dry)")
     }
 
     /// `ask --missing` (a weekly cron job) passes over contacts asked within the
