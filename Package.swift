@@ -106,8 +106,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // `buildCommit` for `buzz --version`.
+            plugins: ["BuildInfo"]
         ),
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         .executableTarget(
             name: "buzz",
             dependencies: ["BuzzCommands"],
@@ -137,7 +140,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && target.name != "CBuzzLinux" {
+for target in package.targets where target.type != .system && target.type != .plugin && target.name != "CBuzzLinux" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

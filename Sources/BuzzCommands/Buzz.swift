@@ -8,6 +8,7 @@ public struct Buzz: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "buzz",
         abstract: "Never miss a birthday: import contacts, plan reminders, deliver them.",
+        version: BuzzVersion.line,
         subcommands: [
             InitCommand.self, ImportCommand.self, SyncCommand.self, ListCommand.self, UpcomingCommand.self,
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,

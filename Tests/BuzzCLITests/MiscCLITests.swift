@@ -61,6 +61,16 @@ import Testing
         #expect(result.stdout.contains("upcoming"), "\(result)")
     }
 
+    /// `buzz --version`: one line, `buzz <version> (<commit>)`, the commit from git
+    /// at build time (this checkout has one), nothing on stderr.
+    @Test func versionIsOneLineWithTheCommit() async throws {
+        let sandbox = try Sandbox()
+        let result = try await sandbox.run(["--version"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let line = try Regex(#"^buzz [0-9]+\.[0-9]+\.[0-9]+ \([0-9a-f]{12}(-dirty)?\)\n$"#)
+        #expect(result.stdout.wholeMatch(of: line) != nil, "\(result)")
+    }
+
     /// A data dir under a file says which path is in the way, in `doctor` (which
     /// creates nothing) and in the command that would create it.
     @Test func aDataDirThatCannotBeCreatedSaysWhere() async throws {
