@@ -490,7 +490,7 @@ public final class Dispatcher: Sendable {
     // MARK: - Notices
 
     /// Announces every problem not announced yet, in one notice, through the
-    /// first notice channel that takes it (DESIGN §2a): a `%notice/<event id>`
+    /// first notice channel that takes it: a `%notice/<event id>`
     /// row per problem and channel tried, so each is announced once and a notice
     /// that no channel takes is tried again (backoff) for 30 days.
     private func announceProblems(_ pass: inout Pass, contacts byID: [String: PlanningContact]) async throws {

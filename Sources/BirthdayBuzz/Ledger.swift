@@ -88,7 +88,7 @@ public struct LedgerRow: Sendable, Hashable {
         self.via = via
     }
 
-    /// A reminder of any occasion (what can become a problem, DESIGN §2a).
+    /// A reminder of any occasion (what can become a problem: `DeliveryProblems`).
     public var isReminder: Bool { kind == .reminder || kind == .anniversary }
 
     /// Two rows are equal when what was saved is: `createdAt` is the ledger's own

@@ -8,7 +8,7 @@ public struct Message: Sendable, Hashable {
         case ask = "birthday.ask"
         /// A birthday greeting to the contact (DESIGN §6a).
         case wish = "birthday.wish"
-        /// To the user: reminders that no channel delivered, and what to do (DESIGN §2a).
+        /// To the user: reminders that no channel delivered, and what to do.
         case notice
         /// To the user: a summary of the coming occasions (`[digests.NAME]`).
         case digest
