@@ -64,6 +64,17 @@ import Testing
         #expect(ids.contains("u-lou/anniversary/0/2027-05-05"), "\(ids)")
         #expect(!ids.contains { $0.hasPrefix("u-dana/") || $0.hasPrefix("u-fox/") }, "\(ids)")
 
+        // The status bar's "today" names only the living (all three were born on Feb 23).
+        let status = try JSONRow.parseObject(try await sandbox.run(["status", "--json", "--now", "2027-02-23T08:00"]).stdout)
+        #expect(status.fields["today"] as? [String] == ["Lou Living"], "\(status)")
+        let before = try JSONRow.parseObject(try await sandbox.run(["status", "--json", "--now", "2027-02-20T08:00"]).stdout)
+        #expect((before.fields["next"] as? [String: Any])?["name"] as? String == "Lou Living", "\(before)")
+
+        // Nor does a calendar subscribed to the export remind of their birthdays.
+        let ics = try await sandbox.run(["export", "ics", "--now", "2027-01-15"])
+        #expect(ics.status == 0 && ics.stdout.contains("Lou Living"), "\(ics)")
+        #expect(!ics.stdout.contains("Dana") && !ics.stdout.contains("Fox"), "\(ics)")
+
         let tick = try await sandbox.run(["tick", "--now", "2027-02-23T08:20"])
         #expect(tick.status == 0, "\(tick)")
         for id in ["u-dana", "u-fox"] {
