@@ -5,6 +5,8 @@ public enum ListSection: String, Sendable, CaseIterable {
     case thisMonth = "this_month"
     case later
     case missing
+    /// Contacts who have died (`list --all` only): no dates to count down to.
+    case inMemory = "in_memory"
 
     /// The section for a number of days until a birthday.
     public init(daysUntil: Int) {
@@ -23,6 +25,7 @@ public enum ListSection: String, Sendable, CaseIterable {
         case .thisMonth: return "This month"
         case .later: return "Later"
         case .missing: return "Missing a birthday"
+        case .inMemory: return "In memory"
         }
     }
 }
@@ -51,12 +54,19 @@ public struct ListEntry: Sendable {
     /// Rows for `contacts`, as of the local date `today`, nearest first, then by
     /// name (a birthday before an anniversary); contacts without a birthday last
     /// (section `missing`). With `anniversaries`, a contact with an anniversary
-    /// has a second row for it (DESIGN §3b: one line per occasion).
+    /// has a second row for it (one line per occasion). A deceased contact has
+    /// no dates to count down to: with `inMemory` it has one row in the last
+    /// section, `inMemory`; without, none.
     public static func entries(_ contacts: [Contact], today: LocalDate, feb29: Feb29Policy,
-                               anniversaries: Bool = false) -> [ListEntry] {
+                               anniversaries: Bool = false, inMemory: Bool = false) -> [ListEntry] {
         var rows: [ListEntry] = []
+        var departed: [ListEntry] = []
         rows.reserveCapacity(contacts.count)
         for contact in contacts {
+            if contact.isDeceased {
+                if inMemory { departed.append(ListEntry(contact: contact, next: nil, daysUntil: nil, section: .inMemory)) }
+                continue
+            }
             if let birthday = contact.birthday {
                 let next = birthday.nextOccurrence(onOrAfter: today, feb29: feb29)
                 let days = today.days(until: next.date)
@@ -71,7 +81,8 @@ public struct ListEntry: Sendable {
                                       section: ListSection(daysUntil: days)))
             }
         }
-        return rows.sorted { a, b in
+        departed.sort { ($0.contact.name.lowercased(), $0.contact.id) < ($1.contact.name.lowercased(), $1.contact.id) }
+        rows.sort { a, b in
             switch (a.daysUntil, b.daysUntil) {
             case let (x?, y?) where x != y: return x < y
             case (nil, _?): return false
@@ -84,5 +95,6 @@ public struct ListEntry: Sendable {
                 return a.occasion == .birthday && b.occasion == .anniversary
             }
         }
+        return rows + departed
     }
 }

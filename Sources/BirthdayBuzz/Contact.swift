@@ -37,6 +37,11 @@ public struct ContactCard: Hashable, Sendable {
     /// A BDAY given as text (`VALUE=text`), kept as a note.
     public var birthdayText: String?
     public var anniversary: Birthday?
+    /// The date of death from `DEATHDATE` (vCard 4, RFC 6474) or `X-DEATHDATE`, when it is a date.
+    public var deathDate: Birthday?
+    /// The date of death when the card gives it as text (`VALUE=text`, or a value
+    /// that is not a date such as "circa 1890"): the contact is deceased all the same.
+    public var deathText: String?
     public var phones: [Phone]
     public var emails: [Email]
     public var categories: [String]
@@ -57,12 +62,17 @@ public struct ContactCard: Hashable, Sendable {
         self.birthday = birthday
         self.birthdayText = birthdayText
         self.anniversary = anniversary
+        self.deathDate = nil
+        self.deathText = nil
         self.phones = phones
         self.emails = emails
         self.categories = categories
         self.language = language
         self.isGroup = isGroup
     }
+
+    /// Whether the card says the person has died (a date of death, or one given as text).
+    public var hasDeathDate: Bool { deathDate != nil || deathText != nil }
 
     /// A first name when the card gives none: the name's first word.
     static func firstName(of name: String) -> String {
@@ -90,6 +100,9 @@ public struct Contact: Hashable, Sendable {
     public var manualAnniversary: Birthday?
     /// `clear-anniversary` on the card's anniversary: none, kept across re-imports.
     public var anniversaryCleared = false
+    /// `buzz set --deceased` (true) or `--no-deceased` (false); nil when not marked
+    /// by hand. Wins over the card's date of death; kept across re-imports.
+    public var deceasedMark: Bool?
     /// The contact's own reminder settings (`buzz set`); nil when none.
     public var settings: ContactSettings?
     /// Where the card came from (file or directory path).
@@ -122,4 +135,8 @@ public struct Contact: Hashable, Sendable {
     /// The anniversary that counts: the hand-entered one, else none when cleared
     /// by hand, else the card's.
     public var anniversary: Birthday? { manualAnniversary ?? (anniversaryCleared ? nil : card.anniversary) }
+    /// Deceased: marked so by hand, else the card has a date of death (a hand
+    /// `--no-deceased` wins over the card). A deceased contact gets no reminders,
+    /// asks or wishes, and is never "missing a birthday".
+    public var isDeceased: Bool { deceasedMark ?? card.hasDeathDate }
 }

@@ -2,6 +2,7 @@
 public enum Occasion: String, Sendable, Hashable, CaseIterable {
     case birthday
     case anniversary
+    // Not yet: `memorial` (the date of death, `[memorials]`, memorial.mustache) waits for occasion-kind descriptors; ContactCard.deathDate holds the date.
 }
 
 /// A reminder that will fire: one offset of one occurrence of one occasion of one contact.

@@ -12,6 +12,7 @@ struct CardBuilder {
     private var bday: RawProperty?
     private var altBday: RawProperty?
     private var anniversary: RawProperty?
+    private var deathDate: RawProperty?
     private var phones: [Phone] = []
     private var emails: [Email] = []
     private var categories: [String] = []
@@ -46,6 +47,8 @@ struct CardBuilder {
             if altBday == nil { altBday = property }
         case .anniversary:
             if anniversary == nil { anniversary = property }
+        case .deathDate:
+            if deathDate == nil { deathDate = property }
         case .tel:
             var number = OneLine.collapsed(VCardText.decode(property))
             if VCardText.isLonger(number, andStartsWith: "TEL:") {
@@ -136,12 +139,26 @@ struct CardBuilder {
         for (group, property) in appleDates where anniversaryDate == nil && anniversaryGroups.contains(group) {
             if case .date(let date) = CardBuilder.readDate(property, property: "X-ABDATE") { anniversaryDate = date }
         }
-        let card = ContactCard(
+        var card = ContactCard(
             id: id, hasUID: uid != nil, name: name,
             firstName: given,
             birthday: birthday, birthdayText: birthdayText, anniversary: anniversaryDate,
             phones: phones, emails: emails, categories: categories, language: language?.value,
             isGroup: isGroup)
+        // RFC 6474 DEATHDATE (or X-DEATHDATE) is a date, a date-time or text. Any
+        // value makes the contact deceased: one that is not a date (text, an
+        // unreadable date) is kept as text rather than dropped, since a reminder
+        // for someone who has died is worse than none.
+        if let deathDate {
+            switch CardBuilder.readDate(deathDate, property: "DEATHDATE") {
+            case .empty: break
+            case .date(let date): card.deathDate = date
+            case .text(let text): card.deathText = text
+            case .invalid:
+                let text = OneLine.collapsed(VCardText.decode(deathDate))
+                if !text.isEmpty { card.deathText = text }
+            }
+        }
         return .card(card, problems: problems)
     }
 

@@ -234,6 +234,7 @@ public struct VCardReader {
 /// The property names the reader cares about; everything else is skipped cheaply.
 enum PropertyName: UInt8 {
     case begin, end, version, uid, fn, n, bday, altBday, anniversary, tel, email, categories, lang, agent
+    case deathDate  // DEATHDATE (RFC 6474), X-DEATHDATE
     case kind  // KIND, X-ADDRESSBOOKSERVER-KIND: a group card is not a person
     case abDate, abLabel  // Apple's `itemN.X-ABDATE` and the `itemN.X-ABLabel` that names it
     case dropped  // PHOTO, LOGO, SOUND, KEY: value discarded while streaming
@@ -255,9 +256,11 @@ enum PropertyName: UInt8 {
                 : equals("PHOTO") || equals("SOUND") ? .dropped : .other
         case 7: return equals("VERSION") ? .version : .other
         case 8: return equals("X-ABDATE") ? .abDate : .other
-        case 9: return equals("X-ALTBDAY") ? .altBday : equals("X-ABLABEL") ? .abLabel : .other
+        case 9:
+            return equals("X-ALTBDAY") ? .altBday : equals("X-ABLABEL") ? .abLabel : equals("DEATHDATE") ? .deathDate
+                : .other
         case 10: return equals("CATEGORIES") ? .categories : .other
-        case 11: return equals("ANNIVERSARY") ? .anniversary : .other
+        case 11: return equals("ANNIVERSARY") ? .anniversary : equals("X-DEATHDATE") ? .deathDate : .other
         case 13: return equals("X-ANNIVERSARY") ? .anniversary : .other
         case 16: return equals("X-MS-ANNIVERSARY") ? .anniversary : .other
         case 23: return equals("X-EVOLUTION-ANNIVERSARY") ? .anniversary : .other

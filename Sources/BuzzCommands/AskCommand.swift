@@ -46,7 +46,8 @@ struct AskCommand: AsyncParsableCommand {
         let store = try context.openStore()
         var targets: [Contact]
         if missing {
-            targets = try runtime { try store.allContacts() }.filter { $0.birthday == nil && $0.decision != .skip }
+            targets = try runtime { try store.allContacts() }
+                .filter { $0.birthday == nil && $0.decision != .skip && !$0.isDeceased }
             guard !targets.isEmpty else {
                 print("Everyone has a birthday on file (or is skipped): nobody to ask.")
                 return

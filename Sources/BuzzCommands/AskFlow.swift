@@ -31,6 +31,7 @@ struct AskFlow {
     }
 
     func ask(_ contact: Contact) async throws {
+        if contact.isDeceased { throw CLIError.request("\(contact.name): in memory (deceased); no ask is sent") }
         if let birthday = contact.birthday {
             print("\(contact.name) already has a birthday (\(birthday)); nothing to ask")
             return
@@ -291,6 +292,8 @@ struct WishFlow {
 
     func wish(_ contact: Contact) async throws {
         let context = ask.context
+        // Never a birthday greeting to someone who has died (also from a notification's button).
+        if contact.isDeceased { throw CLIError.request("\(contact.name): in memory (deceased); no wish is sent") }
         guard let birthday = contact.birthday else {
             throw CLIError.request("\(contact.name) has no birthday on file: nothing to wish for (ask for it: buzz ask)")
         }

@@ -47,7 +47,8 @@ enum ICSExport {
     }
 
     static func render(context: Context, store: BuzzDatabase, today: LocalDate, stamp: Int64) throws -> String {
-        let contacts = try runtime { try store.allContacts() }.filter(\.isIncluded)
+        // The dead are left out: a calendar would remind of their birthdays too.
+        let contacts = try runtime { try store.allContacts() }.filter { $0.isIncluded && !$0.isDeceased }
         return ICalendarExport.calendar(contacts, anniversaries: context.config.anniversaries.enabled,
                                         today: today, feb29: context.config.reminders.feb29, stamp: stamp)
     }

@@ -28,13 +28,14 @@ struct ListCommand: ParsableCommand {
         let store = try context.openStore()
         let contacts = try runtime { try store.allContacts() }
         let chosen = contacts.filter { contact in
-            // --missing: no birthday, skipped ones too with --all.
-            if missing { return contact.birthday == nil && (all || contact.decision != .skip) }
+            // --missing: no birthday, skipped ones too with --all; never the dead,
+            // whose birthday nobody will be asked for.
+            if missing { return contact.birthday == nil && (all || contact.decision != .skip) && !contact.isDeceased }
             return all || contact.isIncluded
         }
         // --missing is about birthdays: no anniversary rows there.
         var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29,
-                                        anniversaries: !missing)
+                                        anniversaries: !missing, inMemory: all && !missing)
         if sort == .name {
             entries.sort {
                 ($0.contact.name.lowercased(), $0.contact.id, $0.occasion == .birthday ? 0 : 1)
@@ -68,7 +69,7 @@ struct ListCommand: ParsableCommand {
             }
             print("  " + line(entry) + (entry.occasion == .birthday && wished.contains(entry.contact.id) ? "  (wished today)" : ""))
         }
-        if entries.contains(where: { $0.next == nil && $0.contact.lastRequestDate == nil && $0.contact.decision != .skip }) {
+        if entries.contains(where: { $0.section == .missing && $0.contact.lastRequestDate == nil && $0.contact.decision != .skip }) {
             print("\nAsk them for their birthday: buzz ask NAME (or buzz ask --missing); enter replies with buzz set-birthday.")
         }
     }
@@ -83,6 +84,14 @@ struct ListCommand: ParsableCommand {
             parts.append(padRight("no birthday", 24))
         }
         var name = contact.name
+        if entry.section == .inMemory {
+            let died = contact.card.deathDate.map { "died \($0)" } ?? contact.card.deathText.map { "died \($0)" }
+            parts[0] = padRight(contact.birthday.map { "born \($0)" } ?? "", 24)
+            parts.append(name)
+            if let died, contact.deceasedMark != false { parts.append(died) }
+            if contact.deceasedMark == true { parts.append("(marked by hand)") }
+            return parts.joined(separator: "  ")
+        }
         if entry.occasion == .anniversary {
             name += entry.next?.age.map { " (anniversary, \($0) years)" } ?? " (anniversary)"
             parts.append(name)

@@ -63,9 +63,13 @@ struct SetCommand: ParsableCommand {
     @Flag(help: "Remove the contact's own settings first.")
     var reset = false
 
+    @Flag(inversion: .prefixedNo,
+          help: "Mark the contact as having died (no reminders, asks or wishes), or as living, whatever its card says.")
+    var deceased: Bool?
+
     func validate() throws {
-        guard reset || offsets != nil || time != nil || channels != nil else {
-            throw ValidationError("nothing to set: give --offsets, --time, --channels or --reset")
+        guard reset || offsets != nil || time != nil || channels != nil || deceased != nil else {
+            throw ValidationError("nothing to set: give --offsets, --time, --channels, --reset, --deceased or --no-deceased")
         }
     }
 
@@ -104,6 +108,17 @@ struct SetCommand: ParsableCommand {
         }
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
+        if let deceased {
+            // A hand decision, kept apart from the card: it survives re-import,
+            // and --no-deceased wins over a card's date of death.
+            try runtime { try store.setDeceased(deceased, for: found.id, now: context.now) }
+            print(deceased ? "\(found.name): in memory (deceased); no reminders, asks or wishes"
+                           : "\(found.name): living" + (found.card.hasDeathDate ? " (the card's date of death is ignored)" : ""))
+            guard reset || offsets != nil || time != nil || channels != nil else {
+                notifyRunningDaemon(dataDirectory: context.dataDirectory)
+                return
+            }
+        }
         var settings = reset ? ContactSettings() : (found.settings ?? ContactSettings())
         if let offsets = wanted.offsets { settings.offsets = offsets }
         if let time = wanted.time { settings.time = time }

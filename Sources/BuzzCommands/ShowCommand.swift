@@ -35,7 +35,9 @@ struct ShowCommand: ParsableCommand {
         let recorded = try runtime {
             try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: [planning])
         }
-        let next = planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)
+        // The dead are never planned (plannableContacts leaves them out): nothing is next.
+        let next = found.isDeceased ? []
+            : planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)
         let sources = settingSources(found, config: context.config)
         let birthdayRoute = planner.route(for: planning, occasion: .birthday)
         let anniversaryRoute = planner.route(for: planning, occasion: .anniversary)
@@ -51,6 +53,9 @@ struct ShowCommand: ParsableCommand {
             row.add("anniversary_from", Self.anniversaryFrom(found))
             row.add("source", found.source)
             row.add("buzzed", found.decision.map { $0 == .include })
+            row.add("deceased", found.isDeceased)
+            row.add("deceased_from", Self.deceasedFrom(found))
+            row.add("death_date", found.card.deathDate?.description ?? found.card.deathText)
             var settings = JSONObject()
             settings.add("offsets", raw: intArray(birthdayRoute.offsets))
             settings.add("offsets_from", sources.offsets)
@@ -103,6 +108,12 @@ struct ShowCommand: ParsableCommand {
         let decision = found.decision == .include ? "buzzed" : found.decision == .skip ? "skipped" : "undecided"
         print("  decision:     \(decision)")
         print("  source:       \(found.source.isEmpty ? "-" : found.source)")
+        if found.isDeceased {
+            let died = found.card.deathDate.map { ", died \($0)" } ?? found.card.deathText.map { ", died \($0)" } ?? ""
+            print("  in memory:    deceased (\(Self.deceasedFrom(found) ?? "card")\(died)); no reminders, asks or wishes")
+        } else if found.deceasedMark == false, found.card.hasDeathDate {
+            print("  living:       marked by hand (the card's date of death is ignored)")
+        }
         print("  birthday:     " + (found.birthday.map { "\($0) (\(Self.birthdayFrom(found) ?? "card"))" }
                                    ?? (found.birthdayCleared ? "none (the card's cleared by hand)" : "none")))
         print("  anniversary:  " + (found.anniversary.map { "\($0) (\(Self.anniversaryFrom(found) ?? "card"))" }
@@ -144,6 +155,13 @@ struct ShowCommand: ParsableCommand {
         if contact.manualBirthday != nil { return "hand" }
         if contact.birthdayCleared { return "cleared" }
         return contact.card.birthday != nil ? "card" : nil
+    }
+
+    /// Why a contact counts as deceased: "hand" (`set --deceased`), "card" (a
+    /// date of death on its card), or nil when it does not.
+    static func deceasedFrom(_ contact: Contact) -> String? {
+        guard contact.isDeceased else { return nil }
+        return contact.deceasedMark == true ? "hand" : "card"
     }
 
     static func anniversaryFrom(_ contact: Contact) -> String? {

@@ -13,11 +13,15 @@ public struct ContactExtras: Sendable, Equatable {
     /// `clear-anniversary` on the card's anniversary.
     public var anniversaryCleared = false
     public var settings: ContactSettings?
+    /// `set --deceased` (true) / `--no-deceased` (false); nil when not marked by hand.
+    public var deceasedMark: Bool?
 
-    public init(manualAnniversary: Birthday? = nil, anniversaryCleared: Bool = false, settings: ContactSettings? = nil) {
+    public init(manualAnniversary: Birthday? = nil, anniversaryCleared: Bool = false, settings: ContactSettings? = nil,
+                deceasedMark: Bool? = nil) {
         self.manualAnniversary = manualAnniversary
         self.anniversaryCleared = anniversaryCleared
         self.settings = settings
+        self.deceasedMark = deceasedMark
     }
 }
 
@@ -60,13 +64,26 @@ extension BuzzDatabase {
         }
     }
 
+    /// The `v9-departed` schema: the card's date of death (`contact.deathdate`: a
+    /// date's stored form, or the card's text when it is not a date; NULL when the
+    /// card has none — import writes it) and the hand mark (`contact_extra.deceased`:
+    /// 1 deceased, 0 living, NULL unmarked — import never writes it).
+    static func registerDeparted(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v9-departed") { db in
+            try db.execute(sql: """
+                ALTER TABLE contact ADD COLUMN deathdate TEXT;
+                ALTER TABLE contact_extra ADD COLUMN deceased INTEGER CHECK (deceased IN (0, 1));
+                """)
+        }
+    }
+
     /// `manual_anniversary` when the user cleared the card's anniversary.
     static let clearedAnniversary = "none"
 
     /// Every contact's extras, by contact id (usually a handful of rows).
     static func extras(_ db: Database) throws -> [String: ContactExtras] {
         var result: [String: ContactExtras] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT contact_id, manual_anniversary, offsets, time, channels FROM contact_extra")
+        let rows = try Row.fetchCursor(db, sql: "SELECT contact_id, manual_anniversary, offsets, time, channels, deceased FROM contact_extra")
         while let row = try rows.next() {
             let manual: String? = row[1]
             var settings = ContactSettings()
@@ -76,7 +93,8 @@ extension BuzzDatabase {
             result[row[0]] = ContactExtras(
                 manualAnniversary: manual.flatMap { Birthday(storedFormWithCalendar: $0) },
                 anniversaryCleared: manual == clearedAnniversary,
-                settings: settings.isEmpty ? nil : settings)
+                settings: settings.isEmpty ? nil : settings,
+                deceasedMark: (row[5] as Int?).map { $0 == 1 })
         }
         return result
     }
@@ -104,6 +122,7 @@ extension BuzzDatabase {
             contacts[index].manualAnniversary = extra.manualAnniversary
             contacts[index].anniversaryCleared = extra.anniversaryCleared
             contacts[index].settings = extra.settings
+            contacts[index].deceasedMark = extra.deceasedMark
         }
     }
 
@@ -142,7 +161,7 @@ extension BuzzDatabase {
                            arguments: arguments + [now, id])
             try db.execute(sql: """
                 DELETE FROM contact_extra WHERE contact_id = ? AND manual_anniversary IS NULL AND offsets IS NULL
-                    AND time IS NULL AND channels IS NULL
+                    AND time IS NULL AND channels IS NULL AND deceased IS NULL
                 """, arguments: [id])
         }
     }
@@ -174,6 +193,12 @@ extension BuzzDatabase {
             settings.time,
             settings.channels.map { $0.joined(separator: "\n") },
         ])
+    }
+
+    /// Marks a contact deceased (true) or living (false) by hand, or removes the
+    /// mark (nil: the card's date of death decides again).
+    public func setDeceased(_ mark: Bool?, for id: String, now: Int64) throws {
+        try updateExtra(id, now: now, "deceased = ?", [mark.map { $0 ? 1 : 0 }])
     }
 
     /// Adds a note or a gift idea.

@@ -134,6 +134,7 @@ extension BuzzDatabase {
                 WHERE decision = 1 AND ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
                   AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL
                   OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL))
+                  AND NOT \(ContactColumns.deceased)
                 """)
             while let row = try rows.next() {
                 var birthday: Birthday?
@@ -249,7 +250,15 @@ enum ContactColumns {
         id, COALESCE((SELECT label FROM source_state WHERE source_state.id = contact.source), source) AS source, \
         name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
-        last_request_date, request_channel
+        last_request_date, request_channel, deathdate
+        """
+
+    /// SQL true for a deceased contact row: marked so by hand, or a date of death
+    /// on its card that no `--no-deceased` overrides. Planning leaves these out:
+    /// no birthday or anniversary reminders for the dead.
+    static let deceased = """
+        (id IN (SELECT contact_id FROM contact_extra WHERE deceased = 1)
+         OR deathdate IS NOT NULL AND id NOT IN (SELECT contact_id FROM contact_extra WHERE deceased = 0))
         """
 
     /// `manual_bday` when the user cleared the card's birthday: no birthday, whatever the card says.
@@ -277,10 +286,13 @@ enum ContactColumns {
             return Email(address: String(parts[1]), preferred: parts[0] == "1")
         }
         let categories = (row[14] as String).split(separator: "\n").map(String.init)
-        let card = ContactCard(
+        var card = ContactCard(
             id: id, hasUID: row[5], name: row[2], firstName: row[4], birthday: birthday, birthdayText: row[10],
             anniversary: (row[11] as String?).flatMap { Birthday(storedFormWithCalendar: $0) },
             phones: phones, emails: emails, categories: categories, language: row[15])
+        if let death: String = row[21] {
+            if let date = Birthday(storedFormWithCalendar: death) { card.deathDate = date } else { card.deathText = death }
+        }
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
                        source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20],

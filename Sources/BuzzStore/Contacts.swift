@@ -258,13 +258,13 @@ public final class ImportSession {
             if updateStatement == nil { updateStatement = try RawStatement(db, sql: """
                 UPDATE contact SET source = ?, name = ?, norm_name = ?, first_name = ?, has_uid = ?,
                     bday_month = ?, bday_day = ?, bday_year = ?, bday_calendar = ?, bday_text = ?,
-                    anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, card_hash = ?,
+                    anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, deathdate = ?, card_hash = ?,
                     updated_at = ?,
                     decision = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
                                     THEN 1 ELSE decision END,
                     included_at = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
-                                       THEN ?17 ELSE included_at END
-                WHERE id = ?18
+                                       THEN ?18 ELSE included_at END
+                WHERE id = ?19
                 """) }
             // Bound through a local: one access to the stored property, not one per value.
             var update = updateStatement.take()!
@@ -281,8 +281,8 @@ public final class ImportSession {
             if insertStatement == nil { insertStatement = try RawStatement(db, sql: """
                 INSERT INTO contact (source, name, norm_name, first_name, has_uid, bday_month, bday_day,
                     bday_year, bday_calendar, bday_text, anniversary, phones, emails, categories, lang,
-                    card_hash, updated_at, id, decision, included_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    deathdate, card_hash, updated_at, id, decision, included_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) }
             var insert = insertStatement.take()!
             defer { insertStatement = insert }
@@ -307,6 +307,8 @@ struct CardColumns: Sendable {
     let emails: String
     let categories: String
     let anniversary: String?
+    /// The date of death's stored form, else the card's text for it, else nil.
+    let deathDate: String?
     let hash: Int64
 
     init(_ card: borrowing ContactCard) {
@@ -330,6 +332,7 @@ struct CardColumns: Sendable {
         self.emails = emails
         categories = card.categories.joined(separator: "\n")
         anniversary = card.anniversary?.storedFormWithCalendar
+        deathDate = card.deathDate?.storedFormWithCalendar ?? card.deathText
         var hasher = FNV1a()
         hasher.add(card.name)
         hasher.add(card.firstName)
@@ -347,10 +350,11 @@ struct CardColumns: Sendable {
         hasher.add(categories)
         hasher.add(card.language ?? "")
         hasher.add(card.hasUID ? "u" : "h")
+        if let deathDate { hasher.add("d" + deathDate) }
         hash = hasher.value
     }
 
-    /// Binds the 16 card columns, in the order the INSERT and UPDATE name them.
+    /// Binds the 17 card columns, in the order the INSERT and UPDATE name them.
     func bind(_ card: borrowing ContactCard, source: String, to statement: inout RawStatement) {
         let birthday = card.birthday
         statement.bind(source)
@@ -368,6 +372,7 @@ struct CardColumns: Sendable {
         statement.bind(emails)
         statement.bind(categories)
         statement.bind(card.language)
+        statement.bind(deathDate)
         statement.bind(hash)
     }
 }

@@ -245,6 +245,7 @@ public final class BuzzDatabase: Sendable {
         SQLiteLedger.registerLedgerKinds(&migrator)
         registerNotificationEscalation(&migrator)
         SQLiteLedger.registerProblemIndex(&migrator)
+        registerDeparted(&migrator)
         return migrator
     }
 

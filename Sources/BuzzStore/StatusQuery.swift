@@ -66,7 +66,7 @@ extension BuzzDatabase {
             for (condition, argument) in [("k >= ?", startKey), ("k < ?", startKey)] {
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT \(columns) FROM contact
-                    WHERE decision = 1 AND \(Self.birthdayKey) IS NOT NULL AND \(condition.replacingOccurrences(of: "k", with: Self.birthdayKey))
+                    WHERE decision = 1 AND NOT \(ContactColumns.deceased) AND \(Self.birthdayKey) IS NOT NULL AND \(condition.replacingOccurrences(of: "k", with: Self.birthdayKey))
                     ORDER BY \(Self.birthdayKey)
                     """, arguments: [argument])
                 var stopped = false
@@ -89,7 +89,7 @@ extension BuzzDatabase {
             // Birthdays in other calendars: few, read one by one.
             let others = try Row.fetchCursor(db, sql: """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar FROM contact
-                WHERE decision = 1 AND bday_calendar IS NOT NULL AND manual_bday IS NULL
+                WHERE decision = 1 AND bday_calendar IS NOT NULL AND manual_bday IS NULL AND NOT \(ContactColumns.deceased)
                 """)
             while let row = try others.next() {
                 if let birthday = ContactColumns.cardBirthday(month: row[2], day: row[3], year: row[4], calendar: row[5]) {

@@ -542,3 +542,33 @@ func card(bday line: String) -> ContactCard? {
                 == "\u{5D3}\u{5E0}\u{5D4} \u{200F}x")
     }
 }
+
+/// RFC 6474 DEATHDATE (a date, a date-time or text) and X-DEATHDATE: any value
+/// makes the contact deceased; a date is kept as a date, anything else as text.
+@Suite struct DeathDateTests {
+    static func read(_ line: String) -> ContactCard? {
+        cards("BEGIN:VCARD\nVERSION:4.0\nUID:u1\nFN:Dana Scully\nBDAY:1964-02-23\n\(line)\nEND:VCARD\n").first
+    }
+
+    @Test(arguments: [
+        ("DEATHDATE:2024-01-03", "2024-01-03", nil),
+        ("DEATHDATE:20240103T101500Z", "2024-01-03", nil),
+        ("deathdate:--0103", "--01-03", nil),
+        ("X-DEATHDATE:2024-01-03", "2024-01-03", nil),
+        ("item1.X-DEATHDATE:2024-01-03", "2024-01-03", nil),
+        ("DEATHDATE;VALUE=text:circa 1800", nil, "circa 1800"),
+        ("DEATHDATE:sometime in May", nil, "sometime in May"),
+    ] as [(String, String?, String?)])
+    func deathDateForms(_ line: String, _ date: String?, _ text: String?) throws {
+        let card = try #require(Self.read(line))
+        #expect(card.deathDate?.description == date)
+        #expect(card.deathText == text)
+        #expect(card.hasDeathDate)
+        #expect(card.birthday?.description == "1964-02-23")
+    }
+
+    @Test func noOrEmptyDeathDateIsLiving() throws {
+        #expect(try #require(Self.read("NOTE:hi")).hasDeathDate == false)
+        #expect(try #require(Self.read("DEATHDATE:")).hasDeathDate == false)
+    }
+}
