@@ -69,6 +69,11 @@ import Testing
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
         let line = try Regex(#"^buzz [0-9]+\.[0-9]+\.[0-9]+ \([0-9a-f]{12}(-dirty)?\)\n$"#)
         #expect(result.stdout.wholeMatch(of: line) != nil, "\(result)")
+        // The man page carries the same version (scripts/generate-manual.sh puts it on .Os).
+        let version = result.stdout.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("contrib/man/buzz.1"), encoding: .utf8)
+        #expect(page.contains("\n.Os BirthdayBuzz \(version)\n"), "the man page's version is not \(version)")
     }
 
     /// A data dir under a file says which path is in the way, in `doctor` (which
