@@ -288,7 +288,11 @@ public final class Dispatcher: Sendable {
                 pass.report.skipped += 1
                 continue
             }
-            if now >= dayEnd(event.occurrence) {
+            // An escalation tells of a reminder nobody saw: for an evening reminder it
+            // comes after midnight, and "you missed it yesterday" is still worth
+            // sending, so it has until the end of the next day.
+            let deadline = dayEnd(event.occurrence) + (row.via?.isEscalation == true ? 86_400 : 0)
+            if now >= deadline {
                 var done = row
                 done.state = .missed
                 done.lastError = row.lastError ?? "its day ended before it could be delivered"

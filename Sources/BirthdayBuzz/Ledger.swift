@@ -33,6 +33,11 @@ public enum DeliveryVia: Sendable, Hashable {
         }
     }
 
+    public var isEscalation: Bool {
+        if case .escalated = self { return true }
+        return false
+    }
+
     /// The stored form: `fallback:a,b` or `escalated:desktop` (channel names hold no `,`).
     public var stored: String {
         switch self {

@@ -165,4 +165,25 @@ import Testing
         #expect(second.delivered.first?.body == "fallback for r: a: gone")  // the last error, naming its channel
         #expect(report.problems == 0 && report.failed == 2 && report.sent == 1)
     }
+
+    /// An evening reminder nobody saw escalates after midnight: it is still sent
+    /// (until the end of the next day), with the line saying why, and once.
+    @Test func anEscalationAfterMidnightIsStillSent() async throws {
+        let desktop = Flaky("desktop", down: false), phone = Flaky("phone", down: false)
+        let rig = try Rig("[reminders]\noffsets = [0]\ntime = \"22:00\"\nchannels = [\"desktop\"]\n"
+                          + "[channels.phone]\ntype = \"console\"\n", channels: [desktop, phone])
+        try await rig.pass([Self.ada], "2027-03-15T08:00")
+        try await rig.pass([Self.ada], "2027-03-15T22:00")
+        #expect(desktop.delivered.count == 1)
+        // What `buzz run` writes when the notification was not seen within 3 h.
+        try rig.ledger.save(LedgerRow(eventID: "ada/0/2027-03-15", channel: "phone", contactID: "ada", state: .pending,
+                                      fireAt: DispatcherTests.at("2027-03-15T22:00", rig.config),
+                                      nextAttemptAt: DispatcherTests.at("2027-03-16T01:00", rig.config),
+                                      via: .escalated(from: "desktop")), now: 0)
+        try await rig.pass([Self.ada], "2027-03-16T01:00")
+        #expect(phone.delivered.map(\.id) == ["ada/0/2027-03-15"])
+        #expect(phone.delivered.first?.body == "fallback for desktop: the notification was not seen")
+        try await rig.pass([Self.ada], "2027-03-16T02:00")
+        #expect(phone.delivered.count == 1)
+    }
 }
