@@ -22,18 +22,23 @@ public enum DeliveryProblems {
     /// The problems among `rows` — rows of reminders whose events no channel
     /// has sent (`DeliveryLedger.unsentReminderRows`) — oldest first.
     public static func find(in rows: [LedgerRow]) -> [DeliveryProblem] {
-        var order: [String] = []
-        var byEvent: [String: [LedgerRow]] = [:]
-        for row in rows where row.isReminder {
-            if byEvent[row.eventID] == nil { order.append(row.eventID) }
-            byEvent[row.eventID, default: []].append(row)
+        byEvent(rows.filter(\.isReminder)).compactMap { problem($0.id, $0.rows) }
+            .sorted { ($0.fireAt, $0.eventID) < ($1.fireAt, $1.eventID) }
+    }
+
+    /// `rows` grouped by event, in the order each event first appears.
+    static func byEvent(_ rows: [LedgerRow]) -> [(id: String, rows: [LedgerRow])] {
+        var index: [String: Int] = [:]
+        var groups: [(id: String, rows: [LedgerRow])] = []
+        for row in rows {
+            if let at = index[row.eventID] {
+                groups[at].rows.append(row)
+            } else {
+                index[row.eventID] = groups.count
+                groups.append((row.eventID, [row]))
+            }
         }
-        var problems: [DeliveryProblem] = []
-        for id in order {
-            guard let eventRows = byEvent[id], let problem = problem(id, eventRows) else { continue }
-            problems.append(problem)
-        }
-        return problems.sorted { ($0.fireAt, $0.eventID) < ($1.fireAt, $1.eventID) }
+        return groups
     }
 
     /// One event's problem, or nil when it is not one (yet).

@@ -46,9 +46,12 @@ public final class DigestDispatcher: Sendable {
     /// sends whose fire time passed since `watermark` (the reminder pass's
     /// watermark as it was *before* that pass moved it; nil on a fresh data dir)
     /// or that moved behind it less than `catch_up` ago (a changed `time`, a digest
-    /// just configured). With `dryRun`, writes and sends nothing.
+    /// just configured). With `dryRun`, writes and sends nothing. `unfinished`: the
+    /// ledger's unfinished rows as the caller read them for the reminder pass (a
+    /// reminder pass leaves digest rows alone); nil reads them here.
     public func pass(contacts: [PlanningContact], missingCount: MissingCount, watermark: Int64?, now: Int64,
-                     dryRun: Bool = false, shouldStop: @Sendable () -> Bool = { false }) async throws -> DispatchReport {
+                     dryRun: Bool = false, unfinished: [LedgerRow]? = nil,
+                     shouldStop: @Sendable () -> Bool = { false }) async throws -> DispatchReport {
         var report = DispatchReport()
         var work: [Work] = []
         var queued: Set<LedgerKey> = []
@@ -59,7 +62,7 @@ public final class DigestDispatcher: Sendable {
         }
 
         // Rows left unfinished: a crash mid-send, retries, pending rows.
-        for row in try ledger.unfinished() where row.kind == .digest {
+        for row in try unfinished ?? ledger.unfinished() where row.kind == .digest {
             guard let parts = DigestSchedule.parse(row.eventID), schedule.digest(named: parts.name) != nil else {
                 var done = row
                 done.state = .skipped
@@ -200,9 +203,9 @@ public final class DigestDispatcher: Sendable {
     }
 
     /// When `run` should wake for digests after `now`: the next scheduled send, or a retry.
-    public func nextWake(now: Int64) throws -> Int64? {
+    public func nextWake(now: Int64, unfinished: [LedgerRow]? = nil) throws -> Int64? {
         let nextFire = schedule.next(after: now).first?.fireAt
-        let nextRetry = try ledger.unfinished().filter { $0.kind == .digest }.map { row -> Int64 in
+        let nextRetry = try (unfinished ?? ledger.unfinished()).filter { $0.kind == .digest }.map { row -> Int64 in
             row.state == .retrying ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
         }.min()
         return [nextFire, nextRetry].compactMap(\.self).min()

@@ -192,7 +192,9 @@ public final class Dispatcher: Sendable {
     ///
     /// Three steps: `resume` the ledger's unfinished rows, `plan` the events
     /// that became due, then `deliver` them (or, dry, only report them).
-    public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false,
+    /// `unfinished`: the ledger's unfinished rows when the caller has read them
+    /// already (the digests' pass uses the same read); nil reads them here.
+    public func pass(contacts: [PlanningContact], now: Int64, dryRun: Bool = false, unfinished: [LedgerRow]? = nil,
                      shouldStop: @Sendable () -> Bool = { false }) async throws -> DispatchReport {
         var byID: [String: PlanningContact] = [:]
         byID.reserveCapacity(contacts.count)
@@ -207,7 +209,7 @@ public final class Dispatcher: Sendable {
         if !dryRun, storedEpoch == nil { try ledger.setEpoch(epoch) }
 
         var pass = Pass(now: now, dryRun: dryRun)
-        try resume(&pass, contacts: byID)
+        try resume(&pass, contacts: byID, unfinished: unfinished ?? ledger.unfinished())
         try plan(&pass, contacts: contacts, watermark: watermark, epoch: epoch)
         pass.report.due = pass.work.count
         if dryRun {
@@ -275,9 +277,9 @@ public final class Dispatcher: Sendable {
     /// Rows left unfinished: a crash mid-send, due retries, pending rows.
     /// Asks share the ledger but are the ask flow's to resume. A snoozed
     /// reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
-    private func resume(_ pass: inout Pass, contacts byID: [String: PlanningContact]) throws {
+    private func resume(_ pass: inout Pass, contacts byID: [String: PlanningContact], unfinished: [LedgerRow]) throws {
         let now = pass.now
-        for row in try ledger.unfinished() where row.isReminder {
+        for row in unfinished where row.isReminder {
             let snoozed = PlannedEvent.snoozed(row.eventID)
             guard let parts = PlannedEvent.parse(snoozed?.base ?? row.eventID), let contact = byID[parts.contactID],
                   var event = event(for: parts, contact: contact, fireAt: row.fireAt) else {
@@ -430,14 +432,8 @@ public final class Dispatcher: Sendable {
     private func dueFallbacks(contacts byID: [String: PlanningContact], now: Int64) throws -> FallbackPlan {
         guard planner.hasFallbacks else { return FallbackPlan() }
         var plan = FallbackPlan()
-        var byEvent: [String: [LedgerRow]] = [:]
-        var order: [String] = []
-        for row in try ledger.unsentReminderRows(firedAfter: now - Dispatcher.noticeWindow) {
-            if byEvent[row.eventID] == nil { order.append(row.eventID) }
-            byEvent[row.eventID, default: []].append(row)
-        }
-        for id in order {
-            guard let rows = byEvent[id], let parts = PlannedEvent.parse(id), let contact = byID[parts.contactID],
+        for (id, rows) in DeliveryProblems.byEvent(try ledger.unsentReminderRows(firedAfter: now - Dispatcher.noticeWindow)) {
+            guard let parts = PlannedEvent.parse(id), let contact = byID[parts.contactID],
                   let first = rows.first, now < dayEnd(parts.occurrence),
                   let event = event(for: parts, contact: contact, fireAt: first.fireAt) else { continue }
             let route = planner.route(for: contact, occasion: parts.occasion)
@@ -618,26 +614,28 @@ public final class Dispatcher: Sendable {
     }
 
     /// When `run` should wake next after `now`: the next fire time or the next retry.
-    public func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
+    /// `unfinished` as for `pass`.
+    public func nextWake(contacts: [PlanningContact], now: Int64, unfinished: [LedgerRow]? = nil) throws -> Int64? {
         let nextFire = planner.upcoming(contacts, now: now, limit: 1,
                                         recorded: try ledger.recorded(around: now, planner: planner, contacts: contacts)).first?.fireAt
-        let unfinished = try ledger.unfinished()
-        var wakes = unfinished.filter(\.isReminder).compactMap { row -> Int64? in
-            // Retries, and snoozed reminders (`pending` until their time), at their time; the rest at once.
-            row.state == .retrying || row.state == .pending ? max(row.nextAttemptAt ?? now, now + 1) : now + 1
-        }
-        // The day end of every unfinished reminder (it becomes a problem then, and
-        // is announced), the next fallback, and the next retry of a notice.
-        for row in unfinished where row.isReminder {
-            if let parts = PlannedEvent.parse(PlannedEvent.snoozed(row.eventID)?.base ?? row.eventID) {
-                wakes.append(max(dayEnd(parts.occurrence), now + 1))
+        var wakes: [Int64] = []
+        for row in try unfinished ?? ledger.unfinished() {
+            if row.isReminder {
+                // Retries, and snoozed reminders (`pending` until their time), at their time; the rest at once.
+                wakes.append(row.state == .retrying || row.state == .pending ? max(row.nextAttemptAt ?? now, now + 1) : now + 1)
+                // Its day end too: it becomes a problem then, and is announced.
+                if let parts = PlannedEvent.parse(PlannedEvent.snoozed(row.eventID)?.base ?? row.eventID) {
+                    wakes.append(max(dayEnd(parts.occurrence), now + 1))
+                }
+            } else if row.kind == .notice, row.fireAt > now - Dispatcher.noticeWindow {
+                wakes.append(max(row.nextAttemptAt ?? now + 1, now + 1))  // the next retry of a notice
             }
         }
-        var byID: [String: PlanningContact] = [:]
-        for contact in contacts { byID[contact.id] = contact }
-        if let fallback = try dueFallbacks(contacts: byID, now: now).next { wakes.append(max(fallback, now + 1)) }
-        for row in unfinished where row.kind == .notice && row.fireAt > now - Dispatcher.noticeWindow {
-            wakes.append(max(row.nextAttemptAt ?? now + 1, now + 1))
+        if planner.hasFallbacks {
+            var byID: [String: PlanningContact] = [:]
+            byID.reserveCapacity(contacts.count)
+            for contact in contacts { byID[contact.id] = contact }
+            if let fallback = try dueFallbacks(contacts: byID, now: now).next { wakes.append(max(fallback, now + 1)) }
         }
         let nextRetry = wakes.min()
         switch (nextFire, nextRetry) {

@@ -67,18 +67,22 @@ final class DispatchWiring: Sendable {
               shouldStop: @escaping @Sendable () -> Bool = { false }) async throws -> DispatchReport {
         // The digests' catch-up needs the watermark as it was before the reminder pass moves it.
         let watermark = try dispatcher.ledger.watermark()
-        var report = try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun, shouldStop: shouldStop)
+        // One read of the unfinished rows (a scan of the ledger) for both passes.
+        let unfinished = try dispatcher.ledger.unfinished()
+        var report = try await dispatcher.pass(contacts: contacts, now: now, dryRun: dryRun, unfinished: unfinished,
+                                               shouldStop: shouldStop)
         if !shouldStop() {
             report.add(try await digests.pass(contacts: contacts, missingCount: Self.missingCount(store), watermark: watermark,
-                                              now: now, dryRun: dryRun, shouldStop: shouldStop))
+                                              now: now, dryRun: dryRun, unfinished: unfinished, shouldStop: shouldStop))
         }
         return report
     }
 
     /// When `run` wakes next: the next reminder or retry, or the next digest or its retry.
     func nextWake(contacts: [PlanningContact], now: Int64) throws -> Int64? {
-        let reminders = try dispatcher.nextWake(contacts: contacts, now: now)
-        let digest = try digests.nextWake(now: now)
+        let unfinished = try dispatcher.ledger.unfinished()
+        let reminders = try dispatcher.nextWake(contacts: contacts, now: now, unfinished: unfinished)
+        let digest = try digests.nextWake(now: now, unfinished: unfinished)
         return [reminders, digest].compactMap(\.self).min()
     }
 

@@ -125,19 +125,6 @@ struct UpcomingRow: Encodable {
         channels = event.channels
     }
 
-    // `contact_id` is written as null for a digest, not left out.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(contactID, forKey: .contactID)
-        try container.encode(name, forKey: .name)
-        try container.encode(occasion, forKey: .occasion)
-        try container.encode(occurrence, forKey: .occurrence)
-        try container.encode(offsetDays, forKey: .offsetDays)
-        try container.encode(fireAt, forKey: .fireAt)
-        try container.encode(channels, forKey: .channels)
-    }
-
     /// Reminders and digests in one list by fire time (ties: reminders first), at most `limit`.
     static func merged(_ events: [PlannedEvent], _ digests: [DigestEvent], clock: WallClock,
                        limit: Int) -> [(row: UpcomingRow, line: String)] {

@@ -162,21 +162,20 @@ extension BuzzDatabase {
         return text.withUTF8 { Birthday(storedFormBytes: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
     /// The names of the contacts with these ids (those that exist).
     public func contactNames(ids: [String]) throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }
         return try read { db in
+            let statement = try db.cachedStatement(sql: "SELECT name FROM contact WHERE id = ?")
             var names: [String: String] = [:]
             for id in Set(ids) {
-                if let name = try String.fetchOne(db, sql: "SELECT name FROM contact WHERE id = ?", arguments: [id]) {
-                    names[id] = name
-                }
+                if let name = try String.fetchOne(statement, arguments: [id]) { names[id] = name }
             }
             return names
         }
     }
 
+    /// Contacts whose id is `query`, else whose name contains it (case-insensitive).
     public func findContacts(_ query: String) throws -> [Contact] {
         try read { db in
             if let row = try Row.fetchOne(db, sql: "SELECT \(ContactColumns.list) FROM contact WHERE id = ?",
