@@ -55,10 +55,10 @@ final class DispatchWiring: Sendable {
     }
 
     /// How many contacts a digest counts as missing a birthday: those without
-    /// one that are not skipped (as `list --missing` shows them). Read only when
-    /// a digest is sent.
+    /// one that are neither skipped nor deceased (as `list --missing` shows
+    /// them). Counted only when a digest is sent.
     static func missingCount(_ store: BuzzDatabase) -> DigestDispatcher.MissingCount {
-        { try store.allContacts().count { $0.birthday == nil && $0.decision != .skip } }
+        { try store.missingBirthdayCount() }
     }
 
     /// The reminder pass, then the digests' (so a digest lists the problems this

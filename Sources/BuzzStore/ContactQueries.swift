@@ -162,6 +162,20 @@ extension BuzzDatabase {
         return text.withUTF8 { Birthday(storedFormBytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// How many contacts have no birthday and are neither skipped nor deceased
+    /// (whom `list --missing` lists): a digest's `missing_count`, one count
+    /// instead of reading every contact.
+    public func missingBirthdayCount() throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM contact
+                WHERE NOT ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+                           AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)')
+                  AND decision IS NOT \(Decision.skip.rawValue) AND NOT \(ContactColumns.deceased)
+                """) ?? 0
+        }
+    }
+
     /// The names of the contacts with these ids (those that exist).
     public func contactNames(ids: [String]) throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }

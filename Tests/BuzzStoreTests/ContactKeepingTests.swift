@@ -69,4 +69,25 @@ import Testing
         #expect(try db.contact("h")?.anniversary?.calendar == .hebrew)
         #expect(try db.plannableContacts().first?.anniversary?.calendar == .hebrew)
     }
+
+    /// A digest's `missing_count` is one SQL count; it agrees with `list --missing`'s
+    /// rule in Swift (no birthday, not skipped, not deceased) for every case.
+    @Test func theMissingCountAgreesWithListMissing() throws {
+        var dead = Fixture.card("dead", "Dead No Date")
+        dead.deathText = "circa 1890"
+        var revived = Fixture.card("revived", "Marked Living")
+        revived.deathDate = try Fixture.birthday("2020-01-01")
+        try db.load("s", [Fixture.card("none", "No Date"), Fixture.card("skipped", "Skipped"),
+                          Fixture.card("cleared", "Cleared", bday: try Fixture.birthday("1990-03-15")),
+                          Fixture.card("manual", "Manual"), Fixture.card("has", "Has", bday: try Fixture.birthday("1980-01-02")),
+                          Fixture.card("byhand", "Dead By Hand"), dead, revived])
+        try db.setDecision(.skip, for: ["skipped"], now: 1)
+        try db.clearCardBirthday(for: "cleared", now: 2)
+        try db.setManualBirthday(try Fixture.birthday("--05-06"), for: "manual", now: 3)
+        try db.setDeceased(true, for: "byhand", now: 4)
+        try db.setDeceased(false, for: "revived", now: 5)
+        let rule = try db.allContacts().filter { $0.birthday == nil && $0.decision != .skip && !$0.isDeceased }
+        #expect(Set(rule.map(\.id)) == ["none", "cleared", "revived"])
+        #expect(try db.missingBirthdayCount() == rule.count)
+    }
 }
