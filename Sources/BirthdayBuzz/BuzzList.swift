@@ -34,31 +34,35 @@ public enum ListSection: String, Sendable, CaseIterable {
 public struct ListEntry: Sendable {
     public var contact: Contact
     /// What the row is about: the birthday (a contact without one has a
-    /// `missing` birthday row) or the anniversary (only when there is one).
+    /// `missing` birthday row), or another occasion (only when there is one).
     public var occasion: Occasion = .birthday
+    /// The date the row is about; nil for a missing birthday.
+    public var date: Birthday?
     public var next: Occurrence?
     public var daysUntil: Int?
     public var section: ListSection
 
-    public init(contact: Contact, occasion: Occasion = .birthday, next: Occurrence?, daysUntil: Int?, section: ListSection) {
+    public init(contact: Contact, occasion: Occasion = .birthday, date: Birthday? = nil, next: Occurrence?, daysUntil: Int?,
+                section: ListSection) {
         self.contact = contact
         self.occasion = occasion
+        self.date = date ?? (occasion == .birthday ? contact.birthday : occasion == .anniversary ? contact.anniversary : nil)
         self.next = next
         self.daysUntil = daysUntil
         self.section = section
     }
 
-    /// The date the row is about (the contact's birthday or anniversary).
-    public var date: Birthday? { occasion == .birthday ? contact.birthday : contact.anniversary }
-
     /// Rows for `contacts`, as of the local date `today`, nearest first, then by
-    /// name (a birthday before an anniversary); contacts without a birthday last
-    /// (section `missing`). With `anniversaries`, a contact with an anniversary
-    /// has a second row for it (one line per occasion). A deceased contact has
-    /// no dates to count down to: with `inMemory` it has one row in the last
-    /// section, `inMemory`; without, none.
+    /// name (a birthday before the other kinds, in `OccasionKind.all`'s order);
+    /// contacts without a birthday last (section `missing`). Each of `kinds` (the
+    /// kinds other than birthdays to list, with `prepared` as `Planner.prepared`)
+    /// adds a row per date the contact has of it (one line per occasion). A
+    /// deceased contact has no dates to count down to: with `inMemory` it has one
+    /// row in the last section, `inMemory`; without, none.
     public static func entries(_ contacts: [Contact], today: LocalDate, feb29: Feb29Policy,
-                               anniversaries: Bool = false, inMemory: Bool = false) -> [ListEntry] {
+                               kinds: [OccasionKind] = [], prepared: [String: any Sendable] = [:],
+                               inMemory: Bool = false) -> [ListEntry] {
+        let kinds = kinds.filter { $0 != .birthday && !$0.isForTheDeceased }
         var rows: [ListEntry] = []
         var departed: [ListEntry] = []
         rows.reserveCapacity(contacts.count)
@@ -74,11 +78,15 @@ public struct ListEntry: Sendable {
             } else {
                 rows.append(ListEntry(contact: contact, next: nil, daysUntil: nil, section: .missing))
             }
-            if anniversaries, let anniversary = contact.anniversary {
-                let next = anniversary.nextOccurrence(onOrAfter: today, feb29: feb29)
-                let days = today.days(until: next.date)
-                rows.append(ListEntry(contact: contact, occasion: .anniversary, next: next, daysUntil: days,
-                                      section: ListSection(daysUntil: days)))
+            guard !kinds.isEmpty else { continue }
+            let planning = contact.planning
+            for kind in kinds {
+                kind.dates(planning, prepared[kind.name]) { label, date in
+                    let next = date.nextOccurrence(onOrAfter: today, feb29: feb29)
+                    let days = today.days(until: next.date)
+                    rows.append(ListEntry(contact: contact, occasion: Occasion(kind, label: label), date: date, next: next,
+                                          daysUntil: days, section: ListSection(daysUntil: days)))
+                }
             }
         }
         departed.sort { ($0.contact.name.lowercased(), $0.contact.id) < ($1.contact.name.lowercased(), $1.contact.id) }
@@ -92,7 +100,8 @@ public struct ListEntry: Sendable {
                     return a.contact.name.lowercased() < b.contact.name.lowercased()
                 }
                 if a.contact.id != b.contact.id { return a.contact.id < b.contact.id }
-                return a.occasion == .birthday && b.occasion == .anniversary
+                let (ka, kb) = (a.occasion.kind.index, b.occasion.kind.index)
+                return ka != kb ? ka < kb : (a.occasion.label ?? "") < (b.occasion.label ?? "")
             }
         }
         return rows + departed

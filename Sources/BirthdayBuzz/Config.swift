@@ -36,15 +36,24 @@ public struct BuzzConfig: Sendable {
         public var notices: [String]?
     }
 
-    /// `[anniversaries]` (DESIGN §3b): the second occasion.
-    public struct Anniversaries: Sendable {
-        public var enabled = true
-        public var offsets: [Int] = [0]
+    /// The table of an occasion kind other than birthdays (`[anniversaries]`,
+    /// `[memorials]`, `[dates]`, …; birthdays use `[reminders]`).
+    public struct OccasionSettings: Sendable {
+        public var enabled: Bool
+        public var offsets: [Int]
         /// nil: the contact's group's channels, else the reminders' route.
         public var channels: [String]?
         /// nil: the group's, else `[reminders]`'s.
         public var fallback: [String]?
         public var fallbackAfter: Int?
+        /// The paths its `fileKeys` name (`[namedays] file`), by key, as written.
+        public var files: [String: String] = [:]
+
+        /// The kind's defaults.
+        public init(_ kind: OccasionKind) {
+            enabled = kind.enabledByDefault && kind.fileKeys.isEmpty
+            offsets = kind.defaultOffsets
+        }
     }
 
     /// `[groups.NAME]`: contacts whose CATEGORIES include NAME (case-insensitive).
@@ -157,7 +166,26 @@ public struct BuzzConfig: Sendable {
     public var general: General
     public var contacts = Contacts()
     public var reminders = Reminders()
-    public var anniversaries = Anniversaries()
+    /// Every kind's table but birthdays', by kind name, with the kind's defaults
+    /// where the file has no table.
+    public var occasions: [String: OccasionSettings] = Dictionary(uniqueKeysWithValues:
+        OccasionKind.all.filter { $0 != .birthday }.map { ($0.name, OccasionSettings($0)) })
+
+    /// `[anniversaries]`.
+    public var anniversaries: OccasionSettings {
+        get { occasion(.anniversary) }
+        set { occasions[OccasionKind.anniversary.name] = newValue }
+    }
+
+    /// The table of `kind` (not for birthdays, which use `[reminders]`).
+    public func occasion(_ kind: OccasionKind) -> OccasionSettings {
+        occasions[kind.name] ?? OccasionSettings(kind)
+    }
+
+    /// Whether `kind` is reminded of.
+    public func reminds(_ kind: OccasionKind) -> Bool {
+        kind == .birthday || occasion(kind).enabled
+    }
     /// Sorted by name: the first group a contact matches is the one that applies.
     public var groups: [Group] = []
     public var delivery = Delivery()

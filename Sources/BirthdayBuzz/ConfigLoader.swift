@@ -128,13 +128,28 @@ extension BuzzConfig {
             try reminders.finish()
         }
 
-        if let anniversaries = try root.table("anniversaries") {
-            if let enabled = try anniversaries.bool("enabled") { self.anniversaries.enabled = enabled }
-            if let offsets = try anniversaries.offsets("offsets") { self.anniversaries.offsets = offsets }
-            self.anniversaries.channels = try anniversaries.channelList("channels")
-            self.anniversaries.fallback = try anniversaries.stringArray("fallback")
-            self.anniversaries.fallbackAfter = try Self.fallbackAfter(anniversaries)
-            try anniversaries.finish()
+        for kind in OccasionKind.all where kind != .birthday {
+            guard let table = try root.table(kind.configTable) else { continue }
+            var settings = OccasionSettings(kind)
+            for key in kind.fileKeys {
+                guard let path = try table.string(key) else { continue }
+                guard !path.isEmpty else { throw table.problem(key, "is empty: name a file, or leave the key out") }
+                settings.files[key] = path
+            }
+            // A kind read from a file is on once the file is named, unless `enabled = false`.
+            if !kind.fileKeys.isEmpty { settings.enabled = !settings.files.isEmpty }
+            if let enabled = try table.bool("enabled") {
+                if enabled, !kind.fileKeys.isEmpty, settings.files.isEmpty {
+                    throw table.problem("enabled", "needs \(kind.fileKeys.map { "`\($0)`" }.joined(separator: " or ")) to say where the dates are")
+                }
+                settings.enabled = enabled
+            }
+            if let offsets = try table.offsets("offsets") { settings.offsets = offsets }
+            settings.channels = try table.channelList("channels")
+            settings.fallback = try table.stringArray("fallback")
+            settings.fallbackAfter = try Self.fallbackAfter(table)
+            try table.finish()
+            occasions[kind.name] = settings
         }
 
         if let groups = try root.table("groups") {
@@ -349,8 +364,10 @@ extension BuzzConfig {
         try check(reminders.channels, ["reminders", "channels"])
         try check(reminders.fallback, ["reminders", "fallback"])
         try check(reminders.notices, ["reminders", "notices"])
-        try check(anniversaries.channels, ["anniversaries", "channels"])
-        try check(anniversaries.fallback, ["anniversaries", "fallback"])
+        for kind in OccasionKind.all where kind != .birthday {
+            try check(occasion(kind).channels, [kind.configTable, "channels"])
+            try check(occasion(kind).fallback, [kind.configTable, "fallback"])
+        }
         for group in groups {
             try check(group.channels, ["groups", group.name, "channels"])
             try check(group.fallback, ["groups", group.name, "fallback"])

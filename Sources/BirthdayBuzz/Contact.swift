@@ -42,6 +42,10 @@ public struct ContactCard: Hashable, Sendable {
     /// The date of death when the card gives it as text (`VALUE=text`, or a value
     /// that is not a date such as "circa 1890"): the contact is deceased all the same.
     public var deathText: String?
+    /// Labelled yearly dates (Apple's `itemN.X-ABDATE` with a label other than the
+    /// anniversary one; Google Contacts' events of other types), in card order,
+    /// labels made unique (" 2", " 3").
+    public var labelledDates: [LabelledDate] = []
     public var phones: [Phone]
     public var emails: [Email]
     public var categories: [String]
@@ -74,6 +78,14 @@ public struct ContactCard: Hashable, Sendable {
     /// Whether the card says the person has died (a date of death, or one given as text).
     public var hasDeathDate: Bool { deathDate != nil || deathText != nil }
 
+    /// The dates of kinds other than birthday and anniversary the card gives.
+    public var otherDates: [OccasionDate] {
+        var dates: [OccasionDate] = []
+        if let deathDate { dates.append(OccasionDate(kind: .memorial, date: deathDate)) }
+        for dated in labelledDates { dates.append(OccasionDate(kind: .labelledDate, label: dated.label, date: dated.date)) }
+        return dates
+    }
+
     /// A first name when the card gives none: the name's first word.
     static func firstName(of name: String) -> String {
         name.split(separator: " ").first.map(String.init) ?? name
@@ -105,6 +117,9 @@ public struct Contact: Hashable, Sendable {
     public var deceasedMark: Bool?
     /// The contact's own reminder settings (`buzz set`); nil when none.
     public var settings: ContactSettings?
+    /// Dates of the other kinds entered (or cleared) by hand (`set-date`,
+    /// `clear-date`): each wins over the card's date of the same kind and label.
+    public var handDates: [HandDate] = []
     /// Where the card came from (file or directory path).
     public var source: String
     /// When the contact was last included, as seconds since 1970 (nil if never).
@@ -139,4 +154,68 @@ public struct Contact: Hashable, Sendable {
     /// `--no-deceased` wins over the card). A deceased contact gets no reminders,
     /// asks or wishes, and is never "missing a birthday".
     public var isDeceased: Bool { deceasedMark ?? card.hasDeathDate }
+
+    /// The dates of the kinds other than birthday and anniversary that count:
+    /// the hand-entered ones, else the card's unless cleared by hand.
+    public var otherDates: [OccasionDate] {
+        HandDate.resolve(card: card.otherDates, hand: handDates)
+    }
+}
+
+/// A labelled date as a card gives it.
+public struct LabelledDate: Hashable, Sendable {
+    public var label: String
+    public var date: Birthday
+
+    public init(label: String, date: Birthday) {
+        self.label = label
+        self.date = date
+    }
+
+    /// Labels as they are kept: blank is "Other", and a label already taken gets
+    /// " 2" (then " 3", …).
+    public static func uniqueLabel(_ label: String, among taken: [String]) -> String {
+        let trimmed = label.trimmingWhitespace()
+        let base = trimmed.isEmpty ? "Other" : trimmed
+        guard taken.contains(base) else { return base }
+        var number = 2
+        while taken.contains("\(base) \(number)") { number += 1 }
+        return "\(base) \(number)"
+    }
+}
+
+/// A date of another kind kept by hand: entered (`set-date`), or cleared
+/// (`clear-date`, `date` nil: the card's is wrong). Survives re-import.
+public struct HandDate: Hashable, Sendable {
+    public var kind: OccasionKind
+    /// A labelled date's label; nil for the other kinds.
+    public var label: String?
+    /// nil: cleared.
+    public var date: Birthday?
+
+    public init(kind: OccasionKind, label: String? = nil, date: Birthday?) {
+        self.kind = kind
+        self.label = kind.isLabelled ? label : nil
+        self.date = date
+    }
+
+    /// The card's dates with the hand entries applied: a hand entry replaces the
+    /// card's date of its kind and label (or removes it, when cleared), and adds
+    /// one the card does not have.
+    public static func resolve(card: [OccasionDate], hand: [HandDate]) -> [OccasionDate] {
+        guard !hand.isEmpty else { return card }
+        func matches(_ entry: HandDate, _ date: OccasionDate) -> Bool { entry.kind == date.kind && entry.label == date.label }
+        var result: [OccasionDate] = []
+        for date in card {
+            if let entry = hand.first(where: { matches($0, date) }) {
+                if let kept = entry.date { result.append(OccasionDate(kind: date.kind, label: date.label, date: kept)) }
+            } else {
+                result.append(date)
+            }
+        }
+        for entry in hand where !card.contains(where: { matches(entry, $0) }) {
+            if let kept = entry.date { result.append(OccasionDate(kind: entry.kind, label: entry.label, date: kept)) }
+        }
+        return result
+    }
 }

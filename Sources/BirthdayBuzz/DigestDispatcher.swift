@@ -20,11 +20,14 @@ public final class DigestDispatcher: Sendable {
     private let renderer: any DigestRendering
     private let sender: ChannelSender
 
-    public init(config: BuzzConfig, ledger: any DeliveryLedger, renderer: any DigestRendering,
+    public init(config: BuzzConfig, prepared: [String: any Sendable] = [:], ledger: any DeliveryLedger,
+                renderer: any DigestRendering,
                 channel: @escaping @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>,
                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 scrub: @escaping @Sendable (String, String) -> String = { text, _ in text }) {
-        schedule = DigestSchedule(config: config)
+        var schedule = DigestSchedule(config: config)
+        schedule.prepared = prepared
+        self.schedule = schedule
         self.ledger = ledger
         catchUp = config.reminders.catchUp
         backoff = Backoff(cap: config.delivery.maxBackoff, maxAttempts: config.delivery.maxAttempts)

@@ -25,7 +25,7 @@ public struct DigestEntry: Sendable, Hashable {
     public var contactID: String
     public var name: String
     public var occasion: Occasion
-    /// A labelled date's label; nil for birthdays and anniversaries (the only kinds so far).
+    /// A labelled date's label; nil for the other kinds.
     public var label: String?
     public var date: LocalDate
     /// Days from the digest's date.
@@ -65,14 +65,17 @@ public struct DigestSchedule: Sendable {
     public let clock: WallClock
     private let defaultTime: Int
     private let feb29: Feb29Policy
-    private let anniversaries: Bool
+    /// The kinds reminded of, birthdays first.
+    private let kinds: [OccasionKind]
+    /// What each kind's `prepare` made of its file, by kind name (`Planner.prepared`).
+    public var prepared: [String: any Sendable] = [:]
 
     public init(config: BuzzConfig) {
         digests = config.digests
         clock = WallClock(timeZone: config.general.timeZone)
         defaultTime = config.reminders.time
         feb29 = config.reminders.feb29
-        anniversaries = config.anniversaries.enabled
+        kinds = OccasionKind.all.filter { config.reminds($0) }
     }
 
     public func digest(named name: String) -> BuzzConfig.Digest? {
@@ -196,22 +199,27 @@ public struct DigestSchedule: Sendable {
         for contact in contacts {
             names[contact.id] = contact.name
             guard contact.isIncluded else { continue }
-            for occasion in Occasion.allCases {
-                if occasion == .anniversary, !anniversaries { continue }
-                guard let when = contact.date(of: occasion) else { continue }
-                var occurrence = when.nextOccurrence(onOrAfter: date, feb29: feb29)
-                while occurrence.date <= last {
-                    entries.append(DigestEntry(contactID: contact.id, name: contact.name, occasion: occasion, label: nil,
-                                               date: occurrence.date, daysUntil: date.days(until: occurrence.date),
-                                               age: occurrence.age, giftIdeas: contact.giftIdeas))
-                    occurrence = when.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+            for kind in kinds where kind.isForTheDeceased == contact.isDeceased {
+                kind.dates(contact, prepared[kind.name]) { label, when in
+                    let occasion = Occasion(kind, label: label)
+                    var occurrence = when.nextOccurrence(onOrAfter: date, feb29: feb29)
+                    while occurrence.date <= last {
+                        entries.append(DigestEntry(contactID: contact.id, name: contact.name, occasion: occasion,
+                                                   label: occasion.label, date: occurrence.date,
+                                                   daysUntil: date.days(until: occurrence.date),
+                                                   age: occurrence.age, giftIdeas: contact.giftIdeas))
+                        occurrence = when.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+                    }
                 }
             }
         }
         entries.sort { a, b in
             if a.date != b.date { return a.date < b.date }
             if a.name != b.name { return a.name < b.name }
-            if a.occasion != b.occasion { return a.occasion == .birthday }
+            if a.occasion != b.occasion {
+                let (ka, kb) = (a.occasion.kind.index, b.occasion.kind.index)
+                return ka != kb ? ka < kb : (a.occasion.label ?? "") < (b.occasion.label ?? "")
+            }
             return a.contactID < b.contactID
         }
         let listed = problems.map { problem in

@@ -333,7 +333,7 @@ public final class Dispatcher: Sendable {
             for name in event.channels {
                 let key = LedgerKey(eventID: event.id, channel: name)
                 if pass.queued.contains(key) || recorded.contains(key) { continue }
-                var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: event.occasion == .birthday ? .reminder : .anniversary,
+                var row = LedgerRow(eventID: event.id, channel: name, contactID: contact.id, kind: .reminder(of: event.occasion.kind),
                                     state: .pending, fireAt: event.fireAt)
                 if let included = contact.includedAt, included > event.fireAt {
                     row.state = .skipped
@@ -592,8 +592,9 @@ public final class Dispatcher: Sendable {
 
     private func event(for parts: (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate),
                        contact: PlanningContact, fireAt: Int64) -> PlannedEvent? {
-        guard contact.isIncluded, let date = contact.date(of: parts.occasion) else { return nil }
-        if parts.occasion == .anniversary, !planner.remindsAnniversaries { return nil }
+        guard contact.isIncluded, planner.reminds(parts.occasion.kind),
+              parts.occasion.kind.isForTheDeceased == contact.isDeceased,
+              let date = contact.date(of: parts.occasion, prepared: planner.prepared[parts.occasion.kind.name]) else { return nil }
         let route = planner.route(for: contact, occasion: parts.occasion)
         return PlannedEvent(id: PlannedEvent.id(contactID: contact.id, occasion: parts.occasion, offset: parts.offset,
                                                 occurrence: parts.occurrence),

@@ -15,7 +15,11 @@ public enum ICalendarExport {
     ///   - today: the local date single events start from, and the DTSTART year of
     ///     a recurring date without a year.
     ///   - stamp: DTSTAMP, UTC seconds since 1970.
-    public static func calendar(_ contacts: [Contact], anniversaries: Bool, today: LocalDate,
+    ///   - kinds: the occasion kinds reminded of (birthdays always), each written
+    ///     for the contacts it is planned for (memorials for the deceased only);
+    ///     `prepared` as `Planner.prepared`.
+    public static func calendar(_ contacts: [Contact], kinds: [OccasionKind] = [.birthday],
+                                prepared: [String: any Sendable] = [:], today: LocalDate,
                                 feb29: Feb29Policy, stamp: Int64) -> String {
         var lines = [
             "BEGIN:VCALENDAR",
@@ -28,13 +32,12 @@ public enum ICalendarExport {
         let dtstamp = utcStamp(stamp)
         let ordered = contacts.sorted { ($0.id) < ($1.id) }
         for contact in ordered {
-            if let birthday = contact.birthday {
-                lines += events(contact: contact, date: birthday, occasion: .birthday, today: today,
-                                feb29: feb29, dtstamp: dtstamp)
-            }
-            if anniversaries, let anniversary = contact.anniversary {
-                lines += events(contact: contact, date: anniversary, occasion: .anniversary, today: today,
-                                feb29: feb29, dtstamp: dtstamp)
+            let planning = contact.planning
+            for kind in kinds where kind.isForTheDeceased == contact.isDeceased {
+                kind.dates(planning, prepared[kind.name]) { label, date in
+                    lines += events(contact: contact, date: date, occasion: Occasion(kind, label: label), today: today,
+                                    feb29: feb29, dtstamp: dtstamp)
+                }
             }
         }
         lines.append("END:VCALENDAR")
@@ -49,13 +52,13 @@ public enum ICalendarExport {
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text
         }.joined()
-        return "\(hex)-\(occasion.rawValue)@birthdaybuzz"
+        return "\(hex)-\(occasion.idSegment ?? occasion.rawValue)@birthdaybuzz"
     }
 
     private static func events(contact: Contact, date: Birthday, occasion: Occasion, today: LocalDate,
                                feb29: Feb29Policy, dtstamp: String) -> [String] {
         let uid = uid(contactID: contact.id, occasion: occasion)
-        let summary = occasion == .birthday ? "\(contact.name)'s birthday" : "\(contact.name)'s anniversary"
+        let summary = "\(contact.name)'s \(occasion.spoken)"
         var description: String?
         if let year = date.year {
             description = occasion == .birthday ? "Born \(pad(year, 4))" : "Since \(pad(year, 4))"
@@ -71,7 +74,7 @@ public enum ICalendarExport {
             if let rule { lines.append("RRULE:" + rule) }
             lines.append("SUMMARY:" + escaped(summary))
             if let description { lines.append("DESCRIPTION:" + escaped(description)) }
-            lines.append("CATEGORIES:" + (occasion == .birthday ? "Birthday" : "Anniversary"))
+            lines.append("CATEGORIES:" + occasion.kind.calendarCategory)
             lines.append("TRANSP:TRANSPARENT")
             lines.append("END:VEVENT")
             return lines

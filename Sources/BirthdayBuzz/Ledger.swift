@@ -94,7 +94,7 @@ public struct LedgerRow: Sendable, Hashable {
     }
 
     /// A reminder of any occasion (what can become a problem: `DeliveryProblems`).
-    public var isReminder: Bool { kind == .reminder || kind == .anniversary }
+    public var isReminder: Bool { kind.isReminder }
 
     /// Two rows are equal when what was saved is: `createdAt` is the ledger's own
     /// bookkeeping, added when the row is read back.
@@ -167,14 +167,17 @@ extension DeliveryLedger {
 
 extension PlannedEvent {
     /// Splits an event id — `<contact>/<offset>/<YYYY-MM-DD>` (a birthday) or
-    /// `<contact>/anniversary/<offset>/<YYYY-MM-DD>` — back into its parts (the
-    /// contact part percent-decoded); nil for other ids (asks, wishes).
+    /// `<contact>/<kind>/<offset>/<YYYY-MM-DD>` (`anniversary`, `date:Graduation`, …)
+    /// — back into its parts (the contact part percent-decoded); nil for other ids
+    /// (asks, wishes, notices, digests).
     public static func parse(_ id: String) -> (contactID: String, occasion: Occasion, offset: Int, occurrence: LocalDate)? {
         let parts = id.split(separator: "/", omittingEmptySubsequences: false)
         let occasion: Occasion
         switch parts.count {
         case 3: occasion = .birthday
-        case 4 where parts[1] == "anniversary": occasion = .anniversary
+        case 4:
+            guard let kind = Occasion(idSegment: parts[1]) else { return nil }
+            occasion = kind
         default: return nil
         }
         guard let offset = Int(parts[parts.count - 2]), let date = LocalDate(iso: parts[parts.count - 1]) else { return nil }

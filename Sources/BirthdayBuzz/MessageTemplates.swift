@@ -36,56 +36,95 @@ public struct TemplateError: Error, CustomStringConvertible, Equatable {
 /// A template file is a title (subject) line, one blank line, then the body.
 /// Rendering is plain text: values are never HTML-escaped.
 public struct MessageTemplates: Sendable {
-    /// Which message a template is for.
-    public enum Kind: String, Sendable, CaseIterable {
-        /// To the user about a contact's birthday. Variables: `name`, `first_name`,
-        /// `days_until`, `age` (absent when unknown), `date` (localized weekday, day
-        /// and month), and the booleans `today`, `tomorrow`, `later` (2 days or more)
-        /// and `has_age`; `gift_ideas` and `notes` (lists of text, open gift ideas and
-        /// notes about the contact) with `has_gift_ideas` and `has_notes`.
-        case reminder
-        /// To the user about a contact's anniversary (DESIGN §3b). Variables as for
-        /// `reminder`, with `years` (absent when the year is unknown) and `has_years`
-        /// instead of `age` and `has_age`.
-        case anniversary
+    /// Which message a template is for: a reminder of an occasion kind (the
+    /// kind's `template`: `reminder` for birthdays, `anniversary`, `memorial`, …),
+    /// an ask, a wish, a notice or a digest.
+    ///
+    /// Reminder variables: `name`, `first_name`, `days_until`, `date` (localized
+    /// weekday, day and month), the booleans `today`, `tomorrow`, `later` (2 days or
+    /// more); the years since the date as the kind's `yearsVariable` (`age` and
+    /// `has_age` for birthdays, `years` and `has_years` for the others; absent when
+    /// the year is unknown); `label` for a labelled date; `gift_ideas` and `notes`
+    /// (lists of text) with `has_gift_ideas` and `has_notes`; and for a reminder
+    /// that came by a fallback, `fallback_for`, `has_fallback` and `problem`.
+    public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+
+        /// Only the names of known templates.
+        public init?(rawValue: String) {
+            guard Self.known.contains(rawValue) else { return nil }
+            self.rawValue = rawValue
+        }
+
+        private init(known: String) { rawValue = known }
+
+        /// A birthday reminder to the user.
+        public static let reminder = Kind(known: OccasionKind.birthday.template)
+        /// An anniversary reminder to the user.
+        public static let anniversary = Kind(known: OccasionKind.anniversary.template)
         /// To a contact, asking for their birthday. Variables: `first_name`, `name`,
         /// `sender_name` (absent when not configured).
-        case ask
-        /// To a contact on their birthday (DESIGN §6a). Variables: `first_name`,
-        /// `name`, `age` and `has_age` (absent when the year is unknown), `sender_name`.
-        case wish
+        public static let ask = Kind(known: "ask")
+        /// To a contact on their birthday. Variables: `first_name`, `name`, `age` and
+        /// `has_age` (absent when the year is unknown), `sender_name`.
+        public static let wish = Kind(known: "wish")
         /// To the user: reminders that reached nobody. Variables: `count`, `one`
-        /// (count is 1), and `problems`, a list of `name`, `occasion`
-        /// (`birthday`, `anniversary`) with the booleans `birthday` and
-        /// `anniversary`, `date` (localized), `reason`, `hint` (a command) and
-        /// `wish` (the hint sends a wish: the birthday has come).
-        case notice
+        /// (count is 1), and `problems`, a list of `name`, `occasion` (the kind's
+        /// name) with a boolean per kind (`birthday`, `anniversary`, …), `label`,
+        /// `date` (localized), `reason`, `hint` (a command) and `wish` (the hint
+        /// sends a wish: the birthday has come).
+        public static let notice = Kind(known: "notice")
         /// To the user: what is coming (`[digests.NAME]`). Variables: `entries`, a list of
-        /// `{name, occasion, label, date, days_until, age, gift_ideas}` (each also with the
-        /// booleans `birthday`, `anniversary`, `today`, `tomorrow`, `has_age`, `has_label`,
+        /// `{name, occasion, label, date, days_until, age, gift_ideas}` (each also with a
+        /// boolean per kind, `today`, `tomorrow`, `has_age`, `has_label`,
         /// `has_gift_ideas`); `problems`, a list of `{name, occasion, date, reason, hint}`
-        /// (with `birthday`, `anniversary`, `has_hint`): reminders no channel delivered since
+        /// (with the kind booleans and `has_hint`): reminders no channel delivered since
         /// the previous digest; `missing_count`, contacts without a birthday; `days`, how many
         /// days it covers; and `count` (entries), `one` (exactly one entry), `only_birthdays`,
         /// `week` (`days` is 7), `has_entries`, `has_problems`, `problem_count`, `has_missing`.
-        case digest
+        public static let digest = Kind(known: "digest")
+
+        /// The reminders of `kind`.
+        public static func reminder(of kind: OccasionKind) -> Kind { Kind(known: kind.template) }
+
+        /// Every template name: each occasion kind's, then the others.
+        public static let allCases: [Kind] = OccasionKind.all.map { Kind(known: $0.template) }
+            + [.ask, .wish, .notice, .digest]
+        private static let known = Set(OccasionKind.all.map(\.template) + ["ask", "wish", "notice", "digest"])
+
+        /// The occasion kind whose reminders this template renders; nil for the others.
+        public var occasionKind: OccasionKind? { OccasionKind.all.first { $0.template == rawValue } }
+
+        public var description: String { rawValue }
+
+        /// The names, as an error message lists them.
+        static var namesList: String {
+            let names = allCases.map { "\($0.rawValue).mustache" }
+            return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+        }
+
+        /// A boolean per occasion kind, as notices and digests have them.
+        static var kindBooleans: [String] { OccasionKind.all.map(\.templateFlag) }
 
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
-            switch self {
-            case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age",
-                             "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback", "problem"]
-            case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
-                                "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback",
-                                "problem"]
-            case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "has_hint", "wish"]
-            case .ask: ["first_name", "name", "sender_name"]
-            case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
-            case .digest: ["entries", "problems", "missing_count", "days", "count", "one", "only_birthdays", "week",
-                           "has_entries", "has_problems", "problem_count", "has_missing",
-                           "name", "occasion", "label", "date", "days_until", "age", "gift_ideas",
-                           "birthday", "anniversary", "today", "tomorrow", "has_age", "has_label", "has_gift_ideas",
-                           "reason", "hint", "has_hint", "wish"]
+            if let kind = occasionKind {
+                var names: Set<String> = ["name", "first_name", "days_until", "date", "today", "tomorrow", "later",
+                                          "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for",
+                                          "has_fallback", "problem", kind.yearsVariable, "has_" + kind.yearsVariable]
+                if kind.isLabelled { names.formUnion(["label", "has_label"]) }
+                return names
+            }
+            switch rawValue {
+            case "notice": return Set(["count", "one", "problems", "name", "occasion", "label", "has_label", "date", "reason",
+                                       "hint", "has_hint", "wish"] + Self.kindBooleans)
+            case "ask": return ["first_name", "name", "sender_name"]
+            case "wish": return ["first_name", "name", "age", "has_age", "sender_name"]
+            default: return Set(["entries", "problems", "missing_count", "days", "count", "one", "only_birthdays", "week",
+                                 "has_entries", "has_problems", "problem_count", "has_missing",
+                                 "name", "occasion", "label", "date", "days_until", "age", "years", "gift_ideas",
+                                 "today", "tomorrow", "has_age", "has_years", "has_label", "has_gift_ideas",
+                                 "reason", "hint", "has_hint", "wish"] + Self.kindBooleans)
             }
         }
     }
@@ -121,7 +160,7 @@ public struct MessageTemplates: Sendable {
             guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
                   let kind = Kind(rawValue: String(parts[1])) else {
                 throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: reminder, anniversary, ask, wish, notice, digest)")
+                                    message: "not a <locale>/<kind> template name (kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
         }
@@ -171,7 +210,7 @@ public struct MessageTemplates: Sendable {
                                date: LocalDate, locale: String, occasion: Occasion = .birthday,
                                giftIdeas: [String] = [], notes: [String] = [],
                                routing: RoutingNote? = nil) -> (title: String, body: String, locale: String) {
-        let kind: Kind = occasion == .birthday ? .reminder : .anniversary
+        let kind = Kind.reminder(of: occasion.kind)
         let first = Self.nonBlank(firstName) ?? name
         let shownName = Self.nonBlank(name) ?? first
         guard giftIdeas.isEmpty, notes.isEmpty, routing == nil else {
@@ -179,7 +218,7 @@ public struct MessageTemplates: Sendable {
             let used = resolvedLocale(kind: kind, preferred: [locale])
             var values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
                                              date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
-                                             giftIdeas: giftIdeas, notes: notes)
+                                             label: occasion.label, giftIdeas: giftIdeas, notes: notes)
             if let routing {
                 values["fallback_for"] = routing.fallbackFor
                 values["has_fallback"] = true
@@ -189,7 +228,8 @@ public struct MessageTemplates: Sendable {
         }
         // A batch of reminders differs mostly in the names: the rest of the text
         // comes from a cache, rendered once with holes where the names go.
-        let key = ReminderTextCache.Key(locale: locale, daysUntil: daysUntil, age: age, date: date, kind: kind)
+        let key = ReminderTextCache.Key(locale: locale, daysUntil: daysUntil, age: age, date: date, kind: kind,
+                                        label: occasion.label)
         if let text = reminderTexts.entries.withLock({ $0[key] }) {
             return Self.finish(text, name: shownName, firstName: first, fallbackTitle: name)
         }
@@ -198,11 +238,11 @@ public struct MessageTemplates: Sendable {
         guard let compiled = templates["\(used)/\(kind.rawValue)"], compiled.namesArePlain,
               !ReminderTextCache.containsHole(dateText) else {
             let values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
-                                             date: dateText)
+                                             date: dateText, label: occasion.label)
             return render(kind, locale: used, values: values, fallbackTitle: name)
         }
         let holes = Self.reminderValues(kind: kind, name: ReminderTextCache.nameHole, firstName: ReminderTextCache.firstNameHole,
-                                        daysUntil: daysUntil, age: age, date: dateText)
+                                        daysUntil: daysUntil, age: age, date: dateText, label: occasion.label)
         let text = ReminderTextCache.Text(title: ReminderTextCache.pieces(compiled.title.render(holes)),
                                           body: ReminderTextCache.pieces(compiled.body.render(holes)), locale: used)
         reminderTexts.entries.withLock { cache in
@@ -224,7 +264,8 @@ public struct MessageTemplates: Sendable {
     }
 
     static func reminderValues(kind: Kind, name: String, firstName: String, daysUntil: Int, age: Int?,
-                                       date: String, giftIdeas: [String] = [], notes: [String] = []) -> [String: Any] {
+                                       date: String, label: String? = nil, giftIdeas: [String] = [],
+                                       notes: [String] = []) -> [String: Any] {
         var values: [String: Any] = [
             "name": name,
             "first_name": firstName,
@@ -240,13 +281,15 @@ public struct MessageTemplates: Sendable {
             "fallback_for": [String](),
             "has_fallback": false,
         ]
-        if kind == .anniversary {
-            values["has_years"] = age != nil
-            if let age { values["years"] = age }
-        } else {
-            values["has_age"] = age != nil
-            if let age { values["age"] = age }
+        if let label {
+            values["label"] = label
+            values["has_label"] = true
+        } else if kind.occasionKind?.isLabelled == true {
+            values["has_label"] = false
         }
+        let years = kind.occasionKind?.yearsVariable ?? "age"
+        values["has_" + years] = age != nil
+        if let age { values[years] = age }
         return values
     }
 
@@ -293,17 +336,19 @@ public struct MessageTemplates: Sendable {
 
     /// One reminder that reached nobody, as notices and digests list it.
     static func problemValues(_ entry: NoticeEntry, dateLocale: String) -> [String: Any] {
-        [
+        var values: [String: Any] = [
             "name": entry.name,
             "occasion": entry.occasion.rawValue,
-            "birthday": entry.occasion == .birthday,
-            "anniversary": entry.occasion == .anniversary,
             "date": Self.format(entry.date, locale: dateLocale),
             "reason": entry.reason,
             "hint": entry.hint,
             "has_hint": true,
             "wish": entry.hint.hasPrefix("buzz wish "),
+            "has_label": entry.occasion.label != nil,
         ]
+        if let label = entry.occasion.label { values["label"] = label }
+        for kind in OccasionKind.all { values[kind.templateFlag] = entry.occasion.kind == kind }
+        return values
     }
 
     /// Renders a digest to the user in `locale` (`general.locale`), falling back to its
@@ -321,11 +366,12 @@ public struct MessageTemplates: Sendable {
             values["days_until"] = entry.daysUntil
             values["gift_ideas"] = entry.giftIdeas
             values["has_gift_ideas"] = !entry.giftIdeas.isEmpty
-            values["birthday"] = entry.occasion == Occasion.birthday
-            values["anniversary"] = entry.occasion == Occasion.anniversary
+            for kind in OccasionKind.all { values[kind.templateFlag] = entry.occasion.kind == kind }
             values["today"] = entry.daysUntil == 0
             values["tomorrow"] = entry.daysUntil == 1
             values["has_age"] = entry.age != nil
+            values["has_years"] = entry.age != nil
+            if let age = entry.age { values["years"] = age }
             values["has_label"] = entry.label != nil
             if let age = entry.age { values["age"] = age }
             if let label = entry.label { values["label"] = label }
@@ -392,6 +438,7 @@ final class ReminderTextCache: Sendable {
         let age: Int?
         let date: LocalDate
         var kind: MessageTemplates.Kind = .reminder
+        var label: String?
     }
 
     enum Piece: Sendable, Equatable {

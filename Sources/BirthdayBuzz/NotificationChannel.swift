@@ -1,18 +1,36 @@
 /// A rendered message, ready for any channel (DESIGN §5).
 public struct Message: Sendable, Hashable {
     /// What the message is about; the generic webhook body's `event`.
-    public enum Kind: String, Sendable {
-        case reminder = "birthday.reminder"
-        /// A reminder of a contact's anniversary (DESIGN §3b).
-        case anniversary = "anniversary.reminder"
-        case ask = "birthday.ask"
-        /// A birthday greeting to the contact (DESIGN §6a).
-        case wish = "birthday.wish"
+    /// What a message is: a reminder of some occasion kind (`birthday.reminder`,
+    /// `anniversary.reminder`, …: `OccasionKind.messageKind`), an ask, a wish, a
+    /// notice, a digest, or a plain message (`buzz send`).
+    public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let reminder = Kind(rawValue: OccasionKind.birthday.messageKind)
+        /// A reminder of a contact's anniversary.
+        public static let anniversary = Kind(rawValue: OccasionKind.anniversary.messageKind)
+        public static let ask = Kind(rawValue: "birthday.ask")
+        /// A birthday greeting to the contact.
+        public static let wish = Kind(rawValue: "birthday.wish")
         /// To the user: reminders that no channel delivered, and what to do.
-        case notice
+        public static let notice = Kind(rawValue: "notice")
         /// To the user: a summary of the coming occasions (`[digests.NAME]`).
-        case digest
-        case message
+        public static let digest = Kind(rawValue: "digest")
+        public static let message = Kind(rawValue: "message")
+
+        /// The reminders of an occasion kind.
+        public static func reminder(of kind: OccasionKind) -> Kind { Kind(rawValue: kind.messageKind) }
+
+        /// The occasion kind a reminder is about; nil for asks, wishes and the rest.
+        public var occasionKind: OccasionKind? { OccasionKind.withMessageKind(rawValue) }
+
+        /// A reminder of any occasion kind.
+        public var isReminder: Bool { occasionKind != nil }
+
+        public var description: String { rawValue }
     }
 
     /// The contact a message is about.

@@ -1,10 +1,3 @@
-/// What a reminder is about (DESIGN §3b): a birthday, or a wedding or other anniversary.
-public enum Occasion: String, Sendable, Hashable, CaseIterable {
-    case birthday
-    case anniversary
-    // Not yet: `memorial` (the date of death, `[memorials]`, memorial.mustache) waits for occasion-kind descriptors; ContactCard.deathDate holds the date.
-}
-
 /// A reminder that will fire: one offset of one occurrence of one occasion of one contact.
 public struct PlannedEvent: Hashable, Sendable {
     /// `<contact-id>/<offset>/<occurrence-date>` for a birthday,
@@ -35,12 +28,13 @@ public struct PlannedEvent: Hashable, Sendable {
         self.occasion = occasion
     }
 
-    /// The deterministic event id (DESIGN §2, §3b): birthdays keep the three-part form.
+    /// The deterministic event id: `<contact>/<offset>/<occurrence>` for birthdays,
+    /// `<contact>/<kind>/<offset>/<occurrence>` for the other kinds (`Occasion.idSegment`).
     public static func id(contactID: String, occasion: Occasion = .birthday, offset: Int, occurrence: LocalDate) -> String {
-        switch occasion {
-        case .birthday: return encodeContactID(contactID) + "/\(offset)/" + occurrence.description
-        case .anniversary: return encodeContactID(contactID) + "/anniversary/\(offset)/" + occurrence.description
+        guard let segment = occasion.idSegment else {
+            return encodeContactID(contactID) + "/\(offset)/" + occurrence.description
         }
+        return encodeContactID(contactID) + "/" + segment + "/\(offset)/" + occurrence.description
     }
 
     /// Percent-encodes `%` and `/` so the id splits unambiguously on `/`.
@@ -81,23 +75,26 @@ private final class KeptForPlanning: Hashable, Sendable {
     let settings: ContactSettings?
     let giftIdeas: [String]
     let notes: [String]
+    let otherDates: [OccasionDate]
 
     /// nil when there is nothing to keep.
-    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String]) {
-        if settings == nil, giftIdeas.isEmpty, notes.isEmpty { return nil }
+    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String], otherDates: [OccasionDate]) {
+        if settings == nil, giftIdeas.isEmpty, notes.isEmpty, otherDates.isEmpty { return nil }
         self.settings = settings
         self.giftIdeas = giftIdeas
         self.notes = notes
+        self.otherDates = otherDates
     }
 
     static func == (a: KeptForPlanning, b: KeptForPlanning) -> Bool {
-        a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes
+        a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes && a.otherDates == b.otherDates
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(settings)
         hasher.combine(giftIdeas)
         hasher.combine(notes)
+        hasher.combine(otherDates)
     }
 }
 
@@ -120,29 +117,40 @@ public struct PlanningContact: Hashable, Sendable {
     /// `anniversary` in one word (0: none), so that contacts without one cost
     /// planning eight bytes, not a `Birthday?`, in the array it walks.
     fileprivate var packedAnniversary: Int64 = 0
-    /// Settings, gift ideas and notes: few contacts have any, so they sit behind
-    /// one reference that is nil for the others (planning copies no arrays for them).
+    /// Deceased (marked by hand, or a date of death): only kinds for the
+    /// deceased (memorials) are planned for it, and none of the others.
+    public var isDeceased = false
+    /// Settings, gift ideas, notes and the dates of other kinds: few contacts have
+    /// any, so they sit behind one reference that is nil for the others (planning
+    /// copies no arrays for them).
     private var kept: KeptForPlanning?
 
     /// The contact's own settings (`buzz set`); nil when none.
     public var settings: ContactSettings? {
         get { kept?.settings }
-        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes) }
+        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates) }
     }
     /// Open gift ideas, oldest first (template variable `gift_ideas`).
     public var giftIdeas: [String] {
         get { kept?.giftIdeas ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes, otherDates: otherDates) }
     }
     /// Notes, oldest first (template variable `notes`).
     public var notes: [String] {
         get { kept?.notes ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue, otherDates: otherDates) }
+    }
+    /// The dates of the kinds other than birthday and anniversary that count
+    /// (the hand-entered ones, else the card's): a memorial, labelled dates.
+    public var otherDates: [OccasionDate] {
+        get { kept?.otherDates ?? [] }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: newValue) }
     }
 
     public init(id: String, name: String, firstName: String? = nil, birthday: Birthday?, categories: [String] = [],
                 isIncluded: Bool = true, includedAt: Int64? = nil, anniversary: Birthday? = nil,
-                settings: ContactSettings? = nil, giftIdeas: [String] = [], notes: [String] = []) {
+                settings: ContactSettings? = nil, giftIdeas: [String] = [], notes: [String] = [],
+                otherDates: [OccasionDate] = [], isDeceased: Bool = false) {
         self.id = id
         self.name = name
         self.firstName = firstName ?? ContactCard.firstName(of: name)
@@ -151,7 +159,8 @@ public struct PlanningContact: Hashable, Sendable {
         self.isIncluded = isIncluded
         self.includedAt = includedAt
         self.anniversary = anniversary
-        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes)
+        self.isDeceased = isDeceased
+        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates)
     }
 
     private static func pack(_ date: Birthday?) -> Int64 {
@@ -168,9 +177,19 @@ public struct PlanningContact: Hashable, Sendable {
                         calendar: calendar)
     }
 
-    /// The date of an occasion.
-    public func date(of occasion: Occasion) -> Birthday? {
-        occasion == .birthday ? birthday : anniversary
+    /// The date of an occasion (a labelled date's by its label), with the kind's
+    /// prepared file (`Planner.prepared`) for kinds read from one.
+    public func date(of occasion: Occasion, prepared: (any Sendable)? = nil) -> Birthday? {
+        switch occasion.kind {
+        case .birthday: return birthday
+        case .anniversary: return anniversary
+        default:
+            var found: Birthday?
+            occasion.kind.dates(self, prepared) { label, date in
+                if found == nil, label == occasion.label { found = date }
+            }
+            return found
+        }
     }
 }
 
@@ -178,7 +197,8 @@ extension Contact {
     /// What the planner needs of this contact.
     public var planning: PlanningContact {
         PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday, categories: card.categories,
-                        isIncluded: isIncluded, includedAt: includedAt, anniversary: anniversary, settings: settings)
+                        isIncluded: isIncluded, includedAt: includedAt, anniversary: anniversary, settings: settings,
+                        otherDates: otherDates, isDeceased: isDeceased)
     }
 }
 
@@ -232,7 +252,10 @@ private struct Candidate {
     var fireAt: Int64
     var index: Int32
     var offset: Int16
-    var anniversary: Bool
+    /// `OccasionKind.all`'s index of the kind.
+    var kind: UInt8
+    /// For a labelled date, which of the contact's dates of its kind (in the kind's order).
+    var slot: UInt16
     var occurrence: LocalDate
     var age: Int?
 }
@@ -258,6 +281,13 @@ public struct Planner: Sendable {
     public var defaultChannels: [String]
     private let config: BuzzConfig
     public let clock: WallClock
+    /// What each kind's `prepare` made of the files its config table names, by
+    /// kind name (the wiring reads them); a kind read from a file without one
+    /// has no dates.
+    public var prepared: [String: any Sendable] = [:]
+
+    /// The kinds reminded of (`enabled`), birthdays first.
+    public var kinds: [OccasionKind] { OccasionKind.all.filter { config.reminds($0) } }
 
     /// - Parameter defaultChannels: the route for contacts no group overrides
     ///   (`reminders.channels`, or the embedded default the caller resolved).
@@ -276,37 +306,37 @@ public struct Planner: Sendable {
         return (group.offsets ?? offsets, group.channels ?? defaultChannels)
     }
 
-    /// What one occasion of a contact uses (DESIGN §3b): the contact's own settings,
-    /// else its group's, else `[reminders]`; anniversaries take their offsets and
-    /// channels from `[anniversaries]` before the group's channels.
+    /// What one occasion of a contact uses: the contact's own settings, else its
+    /// group's, else `[reminders]`; the other kinds take their offsets, channels
+    /// and fallbacks from their own table (`[anniversaries]`, …) before the group's.
     public func route(for contact: PlanningContact, occasion: Occasion) -> ReminderRoute {
+        route(for: contact, kind: occasion.kind)
+    }
+
+    public func route(for contact: PlanningContact, kind: OccasionKind) -> ReminderRoute {
         let settings = contact.settings
         let time = settings?.time ?? config.reminders.time
         let group = config.group(forCategories: contact.categories)
-        switch occasion {
-        case .birthday:
+        if kind == .birthday {
             let base = route(for: contact.categories)
             return ReminderRoute(offsets: settings?.offsets ?? base.offsets, channels: settings?.channels ?? base.channels,
                                  time: time, fallback: group?.fallback ?? config.reminders.fallback,
                                  fallbackAfter: group?.fallbackAfter ?? config.reminders.fallbackAfter)
-        case .anniversary:
-            let channels = settings?.channels ?? config.anniversaries.channels ?? group?.channels ?? defaultChannels
-            return ReminderRoute(offsets: settings?.offsets ?? config.anniversaries.offsets, channels: channels, time: time,
-                                 fallback: config.anniversaries.fallback ?? group?.fallback ?? config.reminders.fallback,
-                                 fallbackAfter: config.anniversaries.fallbackAfter ?? group?.fallbackAfter
-                                     ?? config.reminders.fallbackAfter)
         }
+        let table = config.occasion(kind)
+        let channels = settings?.channels ?? table.channels ?? group?.channels ?? defaultChannels
+        return ReminderRoute(offsets: settings?.offsets ?? table.offsets, channels: channels, time: time,
+                             fallback: table.fallback ?? group?.fallback ?? config.reminders.fallback,
+                             fallbackAfter: table.fallbackAfter ?? group?.fallbackAfter ?? config.reminders.fallbackAfter)
     }
 
     /// Whether any reminder has a fallback channel (else no pass looks for fallbacks).
-    public var hasFallbacks: Bool {
-        !config.reminders.fallback.isEmpty || config.anniversaries.fallback?.isEmpty == false
-            || config.groups.contains { $0.fallback?.isEmpty == false }
-    }
+    public var hasFallbacks: Bool { longestFallbackChain > 0 }
 
     /// The most fallback channels any reminder has.
     public var longestFallbackChain: Int {
-        ([config.reminders.fallback.count, config.anniversaries.fallback?.count ?? 0]
+        ([config.reminders.fallback.count]
+         + OccasionKind.all.filter { $0 != .birthday }.map { config.occasion($0).fallback?.count ?? 0 }
          + config.groups.map { $0.fallback?.count ?? 0 }).max() ?? 0
     }
 
@@ -319,6 +349,16 @@ public struct Planner: Sendable {
     /// Whether anniversaries are reminded of (`anniversaries.enabled`).
     public var remindsAnniversaries: Bool { config.anniversaries.enabled }
 
+    /// Whether `kind` is reminded of (its table's `enabled`; birthdays always).
+    public func reminds(_ kind: OccasionKind) -> Bool { config.reminds(kind) }
+
+    /// Whether some kind is planned for every included contact (name days from
+    /// a file): then planning must load the contacts without any date too.
+    public var concernsEveryContact: Bool { kinds.contains { $0.concernsEveryContact } }
+
+    /// Whether some kind is planned for deceased contacts (memorials).
+    public var concernsTheDeceased: Bool { kinds.contains { $0.isForTheDeceased } }
+
     /// How far before the watermark a dispatch pass looks for events whose
     /// fire time moved into the past without ever having been looked at
     /// (DESIGN §2, catch-up): the largest offset in the config plus two days,
@@ -326,7 +366,7 @@ public struct Planner: Sendable {
     /// ~26 h), a new or larger offset, and a birthday entered a day late.
     public var lookback: Int64 {
         var all = [offsets] + config.groups.compactMap(\.offsets)
-        if config.anniversaries.enabled { all.append(config.anniversaries.offsets) }
+        for kind in kinds where kind != .birthday { all.append(config.occasion(kind).offsets) }
         let largest = all.joined().max() ?? 0
         return Int64(max(largest, 0) + 2) * 86_400
     }
@@ -359,12 +399,14 @@ public struct Planner: Sendable {
         guard limit > 0 else { return [] }
         let today = clock.localDate(at: now)
         let horizon = today.adding(days: Self.horizonYears * 366)
-        let anniversaries = config.anniversaries.enabled
-        // An anniversary's route is the same for every contact without settings,
-        // unless groups can change its channels.
-        let anniversaryOffsets = config.anniversaries.offsets
-        let anniversaryChannels = config.anniversaries.channels ?? defaultChannels
-        let anniversaryRouteVaries = config.anniversaries.channels == nil && !config.groups.isEmpty
+        // The kinds after birthdays, each with the route it has for every contact
+        // without settings (unless groups can change its channels).
+        let others = kinds.filter { $0 != .birthday }.map { kind in
+            let table = config.occasion(kind)
+            return (kind: kind, index: UInt8(kind.index), offsets: table.offsets, channels: table.channels ?? defaultChannels,
+                    routeVaries: table.channels == nil && !config.groups.isEmpty, prepared: prepared[kind.name],
+                    forTheDeceased: kind.isForTheDeceased)
+        }
         // Compact candidates first; ids and names are built only for the winners.
         // A max-heap of the `limit` earliest fire times gives a running cut-off,
         // so most candidates are never stored and only a small set is sorted.
@@ -396,9 +438,8 @@ public struct Planner: Sendable {
             startCache[offset] = value
             return value
         }
-        func plan(_ date: Birthday, index: Int, anniversary: Bool, offsets: [Int], channels: [String], seconds: Int,
-                  done: [String: Set<String>]?) {
-            let occasion: Occasion = anniversary ? .anniversary : .birthday
+        func plan(_ date: Birthday, index: Int, kind: UInt8, slot: UInt16, occasion: Occasion?, offsets: [Int],
+                  channels: [String], seconds: Int, done: [String: Set<String>]?) {
             for offset in offsets {
                 var occurrence = date.nextOccurrence(onOrAfter: start(offset), feb29: feb29)
                 var fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
@@ -410,13 +451,13 @@ public struct Planner: Sendable {
                     if let until, fire > until { break }
                     // An event in the ledger is passed over for the next one.
                     let finished = done.map {
-                        RecordedDeliveries.channels(channels, leftIn: $0, occasion: occasion, offset: offset,
+                        RecordedDeliveries.channels(channels, leftIn: $0, occasion: occasion ?? .birthday, offset: offset,
                                                     occurrence: occurrence.date).isEmpty
                     } ?? false
                     if !finished {
                         guard earliest.offer(fire) else { break }
                         candidates.append(Candidate(fireAt: fire, index: Int32(index), offset: Int16(offset),
-                                                    anniversary: anniversary, occurrence: occurrence.date,
+                                                    kind: kind, slot: slot, occurrence: occurrence.date,
                                                     age: occurrence.age))
                     }
                     // The next occurrence is a year on: it belongs in a window that
@@ -433,25 +474,32 @@ public struct Planner: Sendable {
             let contact = contacts[index]
             guard contact.isIncluded else { continue }
             let done = recorded.isEmpty ? nil : recorded.entries(for: contact.id)
-            if let birthday = contact.birthday {
+            if !contact.isDeceased, let birthday = contact.birthday {
                 if contact.settings == nil {
                     let route = route(for: contact.categories)
-                    plan(birthday, index: index, anniversary: false, offsets: route.offsets, channels: route.channels,
-                         seconds: secondsAfterMidnight, done: done)
+                    plan(birthday, index: index, kind: 0, slot: 0, occasion: done == nil ? nil : .birthday,
+                         offsets: route.offsets, channels: route.channels, seconds: secondsAfterMidnight, done: done)
                 } else {
-                    let route = route(for: contact, occasion: .birthday)
-                    plan(birthday, index: index, anniversary: false, offsets: route.offsets, channels: route.channels,
-                         seconds: route.time * 60, done: done)
+                    let route = route(for: contact, kind: .birthday)
+                    plan(birthday, index: index, kind: 0, slot: 0, occasion: done == nil ? nil : .birthday,
+                         offsets: route.offsets, channels: route.channels, seconds: route.time * 60, done: done)
                 }
             }
-            if anniversaries, contact.packedAnniversary != 0, let anniversary = contact.anniversary {
-                if contact.settings == nil, !anniversaryRouteVaries || contact.categories.isEmpty {
-                    plan(anniversary, index: index, anniversary: true, offsets: anniversaryOffsets,
-                         channels: anniversaryChannels, seconds: secondsAfterMidnight, done: done)
-                } else {
-                    let route = route(for: contact, occasion: .anniversary)
-                    plan(anniversary, index: index, anniversary: true, offsets: route.offsets, channels: route.channels,
-                         seconds: route.time * 60, done: done)
+            for other in others where other.forTheDeceased == contact.isDeceased {
+                // Anniversaries sit in one word of the contact: most contacts have none.
+                if other.kind == .anniversary, contact.packedAnniversary == 0 { continue }
+                var slot: UInt16 = 0
+                other.kind.dates(contact, other.prepared) { label, date in
+                    defer { slot &+= 1 }
+                    let occasion = done == nil ? nil : Occasion(other.kind, label: label)
+                    if contact.settings == nil, !other.routeVaries || contact.categories.isEmpty {
+                        plan(date, index: index, kind: other.index, slot: slot, occasion: occasion, offsets: other.offsets,
+                             channels: other.channels, seconds: secondsAfterMidnight, done: done)
+                    } else {
+                        let route = route(for: contact, kind: other.kind)
+                        plan(date, index: index, kind: other.index, slot: slot, occasion: occasion, offsets: route.offsets,
+                             channels: route.channels, seconds: route.time * 60, done: done)
+                    }
                 }
             }
         }
@@ -463,14 +511,15 @@ public struct Planner: Sendable {
             if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
             let ida = contacts[Int(a.index)].id, idb = contacts[Int(b.index)].id
             if ida != idb { return ida < idb }
-            if a.anniversary != b.anniversary { return !a.anniversary }
+            if a.kind != b.kind { return a.kind < b.kind }
+            if a.slot != b.slot { return a.slot < b.slot }
             if a.offset != b.offset { return a.offset < b.offset }
             return a.occurrence < b.occurrence
         }
         return ordered.prefix(limit).map { candidate in
             let contact = contacts[Int(candidate.index)]
             let offset = Int(candidate.offset)
-            let occasion: Occasion = candidate.anniversary ? .anniversary : .birthday
+            let occasion = occasion(of: candidate, contact: contact)
             var channels = route(for: contact, occasion: occasion).channels
             if let done = recorded.isEmpty ? nil : recorded.entries(for: contact.id) {
                 channels = RecordedDeliveries.channels(channels, leftIn: done, occasion: occasion, offset: offset,
@@ -484,6 +533,20 @@ public struct Planner: Sendable {
         }
     }
 
+    /// The occasion a candidate stands for: its kind, and a labelled date's label
+    /// (the `slot`-th date the kind reads from the contact).
+    private func occasion(of candidate: Candidate, contact: PlanningContact) -> Occasion {
+        let kind = OccasionKind.all[Int(candidate.kind)]
+        guard kind.isLabelled else { return Occasion(kind) }
+        var slot: UInt16 = 0
+        var label: String?
+        kind.dates(contact, prepared[kind.name]) { found, _ in
+            if slot == candidate.slot { label = found }
+            slot &+= 1
+        }
+        return Occasion(kind, label: label)
+    }
+
     /// Every event whose fire time lies in `(after, upTo]`, with no ceiling: what a
     /// dispatch pass considers (DESIGN §2). Includes contacts not included, so the
     /// dispatcher can record them `skipped`; `isIncluded` tells them apart.
@@ -493,27 +556,31 @@ public struct Planner: Sendable {
         let firstDay = clock.localDate(at: after).adding(days: -1)
         let lastDay = clock.localDate(at: upTo).adding(days: 1)
         var result: [(PlannedEvent, PlanningContact)] = []
+        let kinds = kinds
         for contact in contacts where contact.isIncluded {
-            for occasion in Occasion.allCases {
-                guard let date = contact.date(of: occasion) else { continue }
-                if occasion == .anniversary, !config.anniversaries.enabled { continue }
-                let route = route(for: contact, occasion: occasion)
-                for offset in route.offsets {
-                    var start = firstDay.adding(days: offset)
-                    while true {
-                        let occurrence = date.nextOccurrence(onOrAfter: start, feb29: feb29)
-                        let fireDay = occurrence.date.adding(days: -offset)
-                        if fireDay > lastDay { break }
-                        let fire = clock.instant(of: fireDay, secondsAfterMidnight: route.time * 60)
-                        if fire > after, fire <= upTo {
-                            result.append((PlannedEvent(
-                                id: PlannedEvent.id(contactID: contact.id, occasion: occasion, offset: offset,
-                                                    occurrence: occurrence.date),
-                                contactID: contact.id, name: contact.name, occurrence: occurrence.date,
-                                offsetDays: offset, fireAt: fire, age: occurrence.age, channels: route.channels,
-                                occasion: occasion), contact))
+            for kind in kinds where kind.isForTheDeceased == contact.isDeceased {
+                var dates: [(Occasion, Birthday)] = []
+                kind.dates(contact, prepared[kind.name]) { label, date in dates.append((Occasion(kind, label: label), date)) }
+                guard !dates.isEmpty else { continue }
+                let route = route(for: contact, kind: kind)
+                for (occasion, date) in dates {
+                    for offset in route.offsets {
+                        var start = firstDay.adding(days: offset)
+                        while true {
+                            let occurrence = date.nextOccurrence(onOrAfter: start, feb29: feb29)
+                            let fireDay = occurrence.date.adding(days: -offset)
+                            if fireDay > lastDay { break }
+                            let fire = clock.instant(of: fireDay, secondsAfterMidnight: route.time * 60)
+                            if fire > after, fire <= upTo {
+                                result.append((PlannedEvent(
+                                    id: PlannedEvent.id(contactID: contact.id, occasion: occasion, offset: offset,
+                                                        occurrence: occurrence.date),
+                                    contactID: contact.id, name: contact.name, occurrence: occurrence.date,
+                                    offsetDays: offset, fireAt: fire, age: occurrence.age, channels: route.channels,
+                                    occasion: occasion), contact))
+                            }
+                            start = occurrence.date.adding(days: 1)
                         }
-                        start = occurrence.date.adding(days: 1)
                     }
                 }
             }
@@ -525,7 +592,7 @@ public struct Planner: Sendable {
 /// Deliveries the ledger already holds, by contact: what planning leaves out
 /// (DESIGN §2: an event in the ledger is never planned again, whatever its new time).
 public struct RecordedDeliveries: Sendable {
-    /// Contact id → "offset/occurrence" (birthdays) or "anniversary/offset/occurrence" → channels recorded.
+    /// Contact id → "offset/occurrence" (birthdays) or "<kind>/offset/occurrence" → channels recorded.
     private var byContact: [String: [String: Set<String>]] = [:]
 
     public init() {}
@@ -540,7 +607,8 @@ public struct RecordedDeliveries: Sendable {
     }
 
     private static func key(_ occasion: Occasion, _ offset: Int, _ occurrence: LocalDate) -> String {
-        occasion == .birthday ? "\(offset)/\(occurrence)" : "anniversary/\(offset)/\(occurrence)"
+        guard let segment = occasion.idSegment else { return "\(offset)/\(occurrence)" }
+        return segment + "/\(offset)/\(occurrence)"
     }
 
     public var isEmpty: Bool { byContact.isEmpty }

@@ -39,11 +39,33 @@ Danke dir!
 {{/sender_name}}
 
 """#,
+        "de/date": #"""
+{{#today}}{{name}}: {{label}} heute{{/today}}{{#tomorrow}}{{name}}: {{label}} morgen{{/tomorrow}}{{#later}}{{name}}: {{label}} in {{days_until}} Tagen{{/later}}
+
+{{#today}}
+Heute, am {{date}}: {{label}} von {{first_name}}{{#has_years}}, vor {{years}} Jahren{{/has_years}}.
+{{/today}}
+{{#tomorrow}}
+Morgen, am {{date}}: {{label}} von {{first_name}}{{#has_years}}, vor {{years}} Jahren{{/has_years}}.
+{{/tomorrow}}
+{{#later}}
+Am {{date}}, in {{days_until}} Tagen: {{label}} von {{first_name}}{{#has_years}}, vor {{years}} Jahren{{/has_years}}.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+{{#has_fallback}}
+Diese Nachricht kommt hier an, weil sie über {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} nicht durchkam: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "de/digest": #"""
 Demnächst: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}Geburtstag{{/one}}{{^one}}Geburtstage{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}Anlass{{/one}}{{^one}}Anlässe{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}keine Geburtstage{{/has_entries}} {{#week}}diese Woche{{/week}}{{^week}}in den nächsten {{days}} Tagen{{/week}}
 
 {{#entries}}
-- {{date}}: {{name}}{{#birthday}}{{#has_age}} wird {{age}}{{/has_age}}{{^has_age}} hat Geburtstag{{/has_age}}{{/birthday}}{{#anniversary}} hat Jahrestag{{#has_age}} ({{age}} Jahre){{/has_age}}{{/anniversary}}{{#today}} – heute{{/today}}{{#tomorrow}} – morgen{{/tomorrow}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} wird {{age}}{{/has_age}}{{^has_age}} hat Geburtstag{{/has_age}}{{/birthday}}{{#anniversary}} hat Jahrestag{{#has_age}} ({{age}} Jahre){{/has_age}}{{/anniversary}}{{#memorial}}, im Gedenken{{#has_years}} ({{years}} Jahre){{/has_years}}{{/memorial}}{{#labelled}}: {{label}}{{/labelled}}{{#today}} – heute{{/today}}{{#tomorrow}} – morgen{{/tomorrow}}
 {{#has_gift_ideas}}
   Geschenkideen: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
@@ -55,7 +77,7 @@ In den nächsten {{days}} Tagen steht nichts an.
 
 Seit dem letzten Überblick nicht zugestellt:
 {{#problems}}
-- {{name}}, {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+- {{name}}, {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}}{{#memorial}}Todestag{{/memorial}}{{#labelled}}{{label}}{{/labelled}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
 {{/problems}}
 {{/has_problems}}
 {{#has_missing}}
@@ -64,12 +86,29 @@ Kontakte ohne Geburtstag: {{missing_count}} (buzz list --missing)
 {{/has_missing}}
 
 """#,
+        "de/memorial": #"""
+{{#today}}Im Gedenken an {{name}}: heute{{/today}}{{#tomorrow}}Im Gedenken an {{name}}: morgen{{/tomorrow}}{{#later}}Im Gedenken an {{name}}: in {{days_until}} Tagen{{/later}}
+
+{{#today}}
+{{#has_years}}Heute, am {{date}}, ist {{first_name}} vor {{years}} Jahren gestorben.{{/has_years}}{{^has_years}}Heute, am {{date}}, ist der Todestag von {{first_name}}.{{/has_years}}
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Morgen, am {{date}}, ist {{first_name}} seit {{years}} Jahren tot.{{/has_years}}{{^has_years}}Morgen, am {{date}}, ist der Todestag von {{first_name}}.{{/has_years}}
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}Am {{date}}, in {{days_until}} Tagen, ist {{first_name}} seit {{years}} Jahren tot.{{/has_years}}{{^has_years}}Am {{date}}, in {{days_until}} Tagen, ist der Todestag von {{first_name}}.{{/has_years}}
+{{/later}}
+{{#has_fallback}}
+Diese Nachricht kommt hier an, weil sie über {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} nicht durchkam: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "de/notice": #"""
 {{#one}}Verpasst: 1 Erinnerung{{/one}}{{^one}}Verpasst: {{count}} Erinnerungen{{/one}}
 
 {{#one}}Diese Erinnerung hat dich über keinen Kanal erreicht:{{/one}}{{^one}}Diese Erinnerungen haben dich über keinen Kanal erreicht:{{/one}}
 {{#problems}}
-- {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}} von {{name}}, {{date}}: {{reason}}
+- {{#birthday}}Geburtstag{{/birthday}}{{#anniversary}}Jahrestag{{/anniversary}}{{#memorial}}Todestag{{/memorial}}{{#labelled}}{{label}}{{/labelled}} von {{name}}, {{date}}: {{reason}}
   {{#wish}}Gratulieren: {{hint}}{{/wish}}{{^wish}}Details: {{hint}}{{/wish}}
 {{/problems}}
 
@@ -145,11 +184,33 @@ Thanks!
 {{/sender_name}}
 
 """#,
+        "en/date": #"""
+{{#today}}{{name}}: {{label}} today{{/today}}{{#tomorrow}}{{name}}: {{label}} tomorrow{{/tomorrow}}{{#later}}{{name}}: {{label}} in {{days_until}} days{{/later}}
+
+{{#today}}
+Today, {{date}}: {{first_name}}'s {{label}}{{#has_years}}, {{years}} years on{{/has_years}}.
+{{/today}}
+{{#tomorrow}}
+Tomorrow, {{date}}: {{first_name}}'s {{label}}{{#has_years}}, {{years}} years on{{/has_years}}.
+{{/tomorrow}}
+{{#later}}
+On {{date}}, in {{days_until}} days: {{first_name}}'s {{label}}{{#has_years}}, {{years}} years on{{/has_years}}.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+{{#has_fallback}}
+This came here because it did not get through on {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "en/digest": #"""
 Coming up: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}birthday{{/one}}{{^one}}birthdays{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}occasion{{/one}}{{^one}}occasions{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}no birthdays{{/has_entries}} {{#week}}this week{{/week}}{{^week}}in the next {{days}} days{{/week}}
 
 {{#entries}}
-- {{date}}: {{name}}{{#birthday}}{{#has_age}} turns {{age}}{{/has_age}}{{^has_age}}'s birthday{{/has_age}}{{/birthday}}{{#anniversary}}'s anniversary{{#has_age}} ({{age}} years){{/has_age}}{{/anniversary}}{{#today}} — today{{/today}}{{#tomorrow}} — tomorrow{{/tomorrow}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} turns {{age}}{{/has_age}}{{^has_age}}'s birthday{{/has_age}}{{/birthday}}{{#anniversary}}'s anniversary{{#has_age}} ({{age}} years){{/has_age}}{{/anniversary}}{{#memorial}}, in memory{{#has_years}} ({{years}} years){{/has_years}}{{/memorial}}{{#labelled}}'s {{label}}{{/labelled}}{{#today}} — today{{/today}}{{#tomorrow}} — tomorrow{{/tomorrow}}
 {{#has_gift_ideas}}
   Gift ideas: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
@@ -161,7 +222,7 @@ Nothing in the next {{days}} days. Enjoy the quiet.
 
 Not delivered since the last digest:
 {{#problems}}
-- {{name}}, {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+- {{name}}, {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}}{{#memorial}}memorial{{/memorial}}{{#labelled}}{{label}}{{/labelled}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
 {{/problems}}
 {{/has_problems}}
 {{#has_missing}}
@@ -170,12 +231,29 @@ Contacts without a birthday: {{missing_count}} (buzz list --missing)
 {{/has_missing}}
 
 """#,
+        "en/memorial": #"""
+{{#today}}Remembering {{name}} today{{/today}}{{#tomorrow}}Remembering {{name}} tomorrow{{/tomorrow}}{{#later}}Remembering {{name}} in {{days_until}} days{{/later}}
+
+{{#today}}
+{{#has_years}}{{first_name}} died {{years}} years ago today, {{date}}.{{/has_years}}{{^has_years}}Today, {{date}}, is the day {{first_name}} died.{{/has_years}}
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Tomorrow, {{date}}, it will be {{years}} years since {{first_name}} died.{{/has_years}}{{^has_years}}Tomorrow, {{date}}, is the day {{first_name}} died.{{/has_years}}
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}On {{date}}, in {{days_until}} days, it will be {{years}} years since {{first_name}} died.{{/has_years}}{{^has_years}}On {{date}}, in {{days_until}} days, is the day {{first_name}} died.{{/has_years}}
+{{/later}}
+{{#has_fallback}}
+This came here because it did not get through on {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "en/notice": #"""
 {{#one}}Missed: 1 reminder{{/one}}{{^one}}Missed: {{count}} reminders{{/one}}
 
 {{#one}}This reminder reached you through no channel:{{/one}}{{^one}}These reminders reached you through no channel:{{/one}}
 {{#problems}}
-- {{name}}'s {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}}, {{date}}: {{reason}}
+- {{name}}'s {{#birthday}}birthday{{/birthday}}{{#anniversary}}anniversary{{/anniversary}}{{#memorial}}memorial{{/memorial}}{{#labelled}}{{label}}{{/labelled}}, {{date}}: {{reason}}
   {{#wish}}Send a wish: {{hint}}{{/wish}}{{^wish}}Details: {{hint}}{{/wish}}
 {{/problems}}
 
@@ -251,11 +329,33 @@ Una pregunta rápida
 {{/sender_name}}
 
 """#,
+        "es/date": #"""
+{{#today}}{{name}}: {{label}} hoy{{/today}}{{#tomorrow}}{{name}}: {{label}} mañana{{/tomorrow}}{{#later}}{{name}}: {{label}} dentro de {{days_until}} días{{/later}}
+
+{{#today}}
+Hoy, {{date}}: {{label}} de {{first_name}}{{#has_years}}, hace {{years}} años{{/has_years}}.
+{{/today}}
+{{#tomorrow}}
+Mañana, {{date}}: {{label}} de {{first_name}}{{#has_years}}, hace {{years}} años{{/has_years}}.
+{{/tomorrow}}
+{{#later}}
+El {{date}}, dentro de {{days_until}} días: {{label}} de {{first_name}}{{#has_years}}, hace {{years}} años{{/has_years}}.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+{{#has_fallback}}
+Este mensaje llega por aquí porque no pudo entregarse por {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "es/digest": #"""
 Próximamente: {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}cumpleaños{{/one}}{{^one}}cumpleaños{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}fecha especial{{/one}}{{^one}}fechas especiales{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}ningún cumpleaños{{/has_entries}} {{#week}}esta semana{{/week}}{{^week}}en los próximos {{days}} días{{/week}}
 
 {{#entries}}
-- {{date}}: {{name}}{{#birthday}}{{#has_age}} cumple {{age}} años{{/has_age}}{{^has_age}} está de cumpleaños{{/has_age}}{{/birthday}}{{#anniversary}} celebra su aniversario{{#has_age}} ({{age}} años){{/has_age}}{{/anniversary}}{{#today}} – hoy{{/today}}{{#tomorrow}} – mañana{{/tomorrow}}
+- {{date}}: {{name}}{{#birthday}}{{#has_age}} cumple {{age}} años{{/has_age}}{{^has_age}} está de cumpleaños{{/has_age}}{{/birthday}}{{#anniversary}} celebra su aniversario{{#has_age}} ({{age}} años){{/has_age}}{{/anniversary}}{{#memorial}}, en memoria{{#has_years}} ({{years}} años){{/has_years}}{{/memorial}}{{#labelled}}: {{label}}{{/labelled}}{{#today}} – hoy{{/today}}{{#tomorrow}} – mañana{{/tomorrow}}
 {{#has_gift_ideas}}
   Ideas de regalo: {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
@@ -267,7 +367,7 @@ Nada en los próximos {{days}} días.
 
 No entregado desde el último resumen:
 {{#problems}}
-- {{name}}, {{#birthday}}cumpleaños{{/birthday}}{{#anniversary}}aniversario{{/anniversary}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+- {{name}}, {{#birthday}}cumpleaños{{/birthday}}{{#anniversary}}aniversario{{/anniversary}}{{#memorial}}aniversario de su muerte{{/memorial}}{{#labelled}}{{label}}{{/labelled}} {{date}}: {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
 {{/problems}}
 {{/has_problems}}
 {{#has_missing}}
@@ -276,12 +376,29 @@ Contactos sin cumpleaños: {{missing_count}} (buzz list --missing)
 {{/has_missing}}
 
 """#,
+        "es/memorial": #"""
+{{#today}}En memoria de {{name}}, hoy{{/today}}{{#tomorrow}}En memoria de {{name}}, mañana{{/tomorrow}}{{#later}}En memoria de {{name}}, dentro de {{days_until}} días{{/later}}
+
+{{#today}}
+{{#has_years}}Hoy, {{date}}, se cumplen {{years}} años de la muerte de {{first_name}}.{{/has_years}}{{^has_years}}Hoy, {{date}}, es el aniversario de la muerte de {{first_name}}.{{/has_years}}
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Mañana, {{date}}, se cumplen {{years}} años de la muerte de {{first_name}}.{{/has_years}}{{^has_years}}Mañana, {{date}}, es el aniversario de la muerte de {{first_name}}.{{/has_years}}
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}El {{date}}, dentro de {{days_until}} días, se cumplen {{years}} años de la muerte de {{first_name}}.{{/has_years}}{{^has_years}}El {{date}}, dentro de {{days_until}} días, es el aniversario de la muerte de {{first_name}}.{{/has_years}}
+{{/later}}
+{{#has_fallback}}
+Este mensaje llega por aquí porque no pudo entregarse por {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}}: {{problem}}
+{{/has_fallback}}
+
+"""#,
         "es/notice": #"""
 {{#one}}Sin entregar: 1 recordatorio{{/one}}{{^one}}Sin entregar: {{count}} recordatorios{{/one}}
 
 {{#one}}Este recordatorio no te llegó por ningún canal:{{/one}}{{^one}}Estos recordatorios no te llegaron por ningún canal:{{/one}}
 {{#problems}}
-- {{#birthday}}Cumpleaños{{/birthday}}{{#anniversary}}Aniversario{{/anniversary}} de {{name}}, {{date}}: {{reason}}
+- {{#birthday}}Cumpleaños{{/birthday}}{{#anniversary}}Aniversario{{/anniversary}}{{#memorial}}Aniversario de la muerte{{/memorial}}{{#labelled}}{{label}}{{/labelled}} de {{name}}, {{date}}: {{reason}}
   {{#wish}}Felicitar: {{hint}}{{/wish}}{{^wish}}Detalles: {{hint}}{{/wish}}
 {{/problems}}
 
@@ -357,11 +474,33 @@ Merci !
 {{/sender_name}}
 
 """#,
+        "fr/date": #"""
+{{#today}}{{name}} : {{label}} aujourd'hui{{/today}}{{#tomorrow}}{{name}} : {{label}} demain{{/tomorrow}}{{#later}}{{name}} : {{label}} dans {{days_until}} jours{{/later}}
+
+{{#today}}
+Aujourd'hui, {{date}} : {{label}} de {{first_name}}{{#has_years}}, il y a {{years}} ans{{/has_years}}.
+{{/today}}
+{{#tomorrow}}
+Demain, {{date}} : {{label}} de {{first_name}}{{#has_years}}, il y a {{years}} ans{{/has_years}}.
+{{/tomorrow}}
+{{#later}}
+Le {{date}}, dans {{days_until}} jours : {{label}} de {{first_name}}{{#has_years}}, il y a {{years}} ans{{/has_years}}.
+{{/later}}
+{{^today}}
+{{#has_gift_ideas}}
+Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
+{{/has_gift_ideas}}
+{{/today}}
+{{#has_fallback}}
+Ce message arrive ici car il n'a pas pu passer par {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} : {{problem}}
+{{/has_fallback}}
+
+"""#,
         "fr/digest": #"""
 À venir : {{#has_entries}}{{count}} {{#only_birthdays}}{{#one}}anniversaire{{/one}}{{^one}}anniversaires{{/one}}{{/only_birthdays}}{{^only_birthdays}}{{#one}}événement{{/one}}{{^one}}événements{{/one}}{{/only_birthdays}}{{/has_entries}}{{^has_entries}}aucun anniversaire{{/has_entries}} {{#week}}cette semaine{{/week}}{{^week}}dans les {{days}} prochains jours{{/week}}
 
 {{#entries}}
-- {{date}} : {{name}}{{#birthday}}{{#has_age}} aura {{age}} ans{{/has_age}}{{^has_age}} fête son anniversaire{{/has_age}}{{/birthday}}{{#anniversary}} fête son anniversaire de mariage{{#has_age}} ({{age}} ans){{/has_age}}{{/anniversary}}{{#today}} – aujourd'hui{{/today}}{{#tomorrow}} – demain{{/tomorrow}}
+- {{date}} : {{name}}{{#birthday}}{{#has_age}} aura {{age}} ans{{/has_age}}{{^has_age}} fête son anniversaire{{/has_age}}{{/birthday}}{{#anniversary}} fête son anniversaire de mariage{{#has_age}} ({{age}} ans){{/has_age}}{{/anniversary}}{{#memorial}}, en mémoire{{#has_years}} ({{years}} ans){{/has_years}}{{/memorial}}{{#labelled}} : {{label}}{{/labelled}}{{#today}} – aujourd'hui{{/today}}{{#tomorrow}} – demain{{/tomorrow}}
 {{#has_gift_ideas}}
   Idées de cadeaux : {{#gift_ideas}}{{.}}{{^last()}}, {{/last()}}{{/gift_ideas}}
 {{/has_gift_ideas}}
@@ -373,7 +512,7 @@ Rien de prévu dans les {{days}} prochains jours.
 
 Non remis depuis le dernier récapitulatif :
 {{#problems}}
-- {{name}}, {{#birthday}}anniversaire{{/birthday}}{{#anniversary}}anniversaire de mariage{{/anniversary}} {{date}} : {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
+- {{name}}, {{#birthday}}anniversaire{{/birthday}}{{#anniversary}}anniversaire de mariage{{/anniversary}}{{#memorial}}date de décès{{/memorial}}{{#labelled}}{{label}}{{/labelled}} {{date}} : {{reason}}{{#has_hint}} ({{hint}}){{/has_hint}}
 {{/problems}}
 {{/has_problems}}
 {{#has_missing}}
@@ -382,12 +521,29 @@ Contacts sans date d'anniversaire : {{missing_count}} (buzz list --missing)
 {{/has_missing}}
 
 """#,
+        "fr/memorial": #"""
+{{#today}}En mémoire de {{name}}, aujourd'hui{{/today}}{{#tomorrow}}En mémoire de {{name}}, demain{{/tomorrow}}{{#later}}En mémoire de {{name}}, dans {{days_until}} jours{{/later}}
+
+{{#today}}
+{{#has_years}}Il y a {{years}} ans aujourd'hui, le {{date}}, {{first_name}} nous quittait.{{/has_years}}{{^has_years}}Aujourd'hui, {{date}}, est le jour où {{first_name}} nous a quittés.{{/has_years}}
+{{/today}}
+{{#tomorrow}}
+{{#has_years}}Demain, {{date}}, cela fera {{years}} ans que {{first_name}} nous a quittés.{{/has_years}}{{^has_years}}Demain, {{date}}, est le jour où {{first_name}} nous a quittés.{{/has_years}}
+{{/tomorrow}}
+{{#later}}
+{{#has_years}}Le {{date}}, dans {{days_until}} jours, cela fera {{years}} ans que {{first_name}} nous a quittés.{{/has_years}}{{^has_years}}Le {{date}}, dans {{days_until}} jours, est le jour où {{first_name}} nous a quittés.{{/has_years}}
+{{/later}}
+{{#has_fallback}}
+Ce message arrive ici car il n'a pas pu passer par {{#fallback_for}}{{.}}{{^last()}}, {{/last()}}{{/fallback_for}} : {{problem}}
+{{/has_fallback}}
+
+"""#,
         "fr/notice": #"""
 {{#one}}Non remis : 1 rappel{{/one}}{{^one}}Non remis : {{count}} rappels{{/one}}
 
 {{#one}}Ce rappel ne vous est parvenu par aucun canal :{{/one}}{{^one}}Ces rappels ne vous sont parvenus par aucun canal :{{/one}}
 {{#problems}}
-- {{#birthday}}Anniversaire{{/birthday}}{{#anniversary}}Anniversaire de mariage{{/anniversary}} de {{name}}, {{date}} : {{reason}}
+- {{#birthday}}Anniversaire{{/birthday}}{{#anniversary}}Anniversaire de mariage{{/anniversary}}{{#memorial}}Date de décès{{/memorial}}{{#labelled}}{{label}}{{/labelled}} de {{name}}, {{date}} : {{reason}}
   {{#wish}}Souhaiter son anniversaire : {{hint}}{{/wish}}{{^wish}}Détails : {{hint}}{{/wish}}
 {{/problems}}
 

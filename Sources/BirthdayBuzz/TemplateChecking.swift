@@ -33,7 +33,7 @@ extension MessageTemplates {
             folderOf[locale] = file.localeFolder
             guard let kind = Kind(rawValue: String(file.fileName.dropLast(".mustache".count))) else {
                 throw TemplateError(file: file.path, line: 0, column: 0,
-                                    message: "unknown template; expected reminder.mustache, anniversary.mustache, ask.mustache, wish.mustache or digest.mustache")
+                                    message: "unknown template; expected \(Kind.namesList)")
             }
             result["\(locale)/\(kind.rawValue)"] = try compile(file.text, kind: kind, file: file.path)
         }

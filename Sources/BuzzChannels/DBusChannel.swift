@@ -119,7 +119,7 @@ public struct DBusChannel: NotificationChannel {
     /// of any occasion (the ledger resends those; a notice, digest or wish notice
     /// is shown resident but not escalated).
     static func escalates(_ message: Message) -> Bool {
-        (message.kind == .reminder || message.kind == .anniversary) && message.contact != nil
+        message.kind.isReminder && message.contact != nil
     }
 
     /// Checks that a session bus is there and a notification server answers on it.
@@ -176,13 +176,15 @@ public struct DBusChannel: NotificationChannel {
         }
     }
 
+    /// Reminders of every occasion kind share one category (a user's rule for
+    /// them in dunst or mako need not list the kinds).
     static func category(of kind: Message.Kind) -> String {
         switch kind {
         case .ask: return "x-birthdaybuzz.ask"
         case .wish: return "x-birthdaybuzz.wish"
         case .notice: return "x-birthdaybuzz.notice"
         case .digest: return "x-birthdaybuzz.digest"
-        case .reminder, .anniversary, .message: return "x-birthdaybuzz.reminder"
+        default: return "x-birthdaybuzz.reminder"
         }
     }
 

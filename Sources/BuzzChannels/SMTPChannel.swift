@@ -123,7 +123,7 @@ public struct SMTPChannel: NotificationChannel {
 
     private func transfer(to recipients: [Mailbox], message: Message) -> MailTransfer {
         let bytes = MailMessage.compose(from: from, to: recipients, subject: message.title, body: message.body,
-                                        eventID: message.id, date: clock(), autoSubmitted: message.kind == .reminder || message.kind == .anniversary)
+                                        eventID: message.id, date: clock(), autoSubmitted: message.kind.isReminder)
         return MailTransfer(url: url, requireTLS: options.security == .starttls, username: options.username,
                             password: password, from: from.address, recipients: recipients.map(\.address), message: bytes,
                             timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))

@@ -12,6 +12,10 @@ struct Context {
     let configFileExists: Bool
     let config: BuzzConfig
     let clock: WallClock
+    /// What each occasion kind made of the files its config table names (the
+    /// name-day calendar), by kind name: read once, when the config is, so a bad
+    /// file stops the program before anything is sent.
+    let prepared: [String: any Sendable]
     /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970;
     /// `run` moves it to the moment of a click on a notification.
     var now: Int64
@@ -86,6 +90,7 @@ struct Context {
             config = BuzzConfig(defaultsFor: environment, systemTimeZone: systemZone)
         }
         clock = WallClock(timeZone: config.general.timeZone)
+        prepared = try Context.readOccasionFiles(config, configPath: configPath, home: home)
         if let text = options.now, let pinned = PinnedNow(text) {
             now = pinned.instant(in: clock)
         } else {
@@ -106,6 +111,42 @@ struct Context {
         let besideConfig = BuzzDatabase.parentFolder(of: configPath) + "/templates"
         let standard = BuzzDatabase.parentFolder(of: Context.defaultConfigPath(environment: environment)) + "/templates"
         return besideConfig == standard ? [besideConfig] : [besideConfig, standard]
+    }
+
+    /// Reads the files the enabled kinds' tables name (`[namedays] file`) and
+    /// prepares them; `~/` is the home folder, a relative path is beside the config.
+    static func readOccasionFiles(_ config: BuzzConfig, configPath: String, home: String) throws -> [String: any Sendable] {
+        var prepared: [String: any Sendable] = [:]
+        for kind in OccasionKind.all where kind != .birthday && config.reminds(kind) {
+            guard let prepare = kind.prepare else { continue }
+            for key in kind.fileKeys {
+                guard let written = config.occasion(kind).files[key] else { continue }
+                var path = written
+                if path == "~" || path.hasPrefix("~/") { path = home + path.dropFirst() }
+                if !path.hasPrefix("/") { path = BuzzDatabase.parentFolder(of: configPath) + "/" + path }
+                let text: String
+                do {
+                    text = try TextFile.read(path)
+                } catch {
+                    let at = error.line.map { ":\($0)" } ?? ""
+                    throw CLIError.request("\(path)\(at): cannot read the [\(kind.configTable)] \(key) (\(error.reason))")
+                }
+                do {
+                    prepared[kind.name] = try prepare(text)
+                } catch {
+                    let at = error.line > 0 ? ":\(error.line)" : ""
+                    throw CLIError.request("\(path)\(at): \(error.message) ([\(kind.configTable)] \(key))")
+                }
+            }
+        }
+        return prepared
+    }
+
+    /// The planner of this config, with the kinds' files read.
+    func planner() -> Planner {
+        var planner = Planner(config: config, defaultChannels: defaultChannels)
+        planner.prepared = prepared
+        return planner
     }
 
     /// The local date of `now`.

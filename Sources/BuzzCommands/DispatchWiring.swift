@@ -47,10 +47,11 @@ final class DispatchWiring: Sendable {
         }
         let ledger = SQLiteLedger(store)
         dispatcher = Dispatcher(
-            config: config, planner: Planner(config: config, defaultChannels: context.defaultChannels),
+            config: config, planner: context.planner(),
             ledger: ledger, renderer: renderer, channel: channel,
             scrub: { text, channel in scrubber.scrub(text, channel: channel) })
-        digests = DigestDispatcher(config: config, ledger: ledger, renderer: renderer, channel: channel,
+        digests = DigestDispatcher(config: config, prepared: context.prepared, ledger: ledger, renderer: renderer,
+                                   channel: channel,
                                    scrub: { text, channel in scrubber.scrub(text, channel: channel) })
     }
 
@@ -111,9 +112,9 @@ struct TemplateRenderer: ReminderRendering, DigestRendering {
                                             age: event.age, date: event.occurrence, locale: locale,
                                             occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes,
                                             routing: routing)
-        return Message(kind: event.occasion == .birthday ? .reminder : .anniversary, id: event.id, title: text.title, body: text.body,
+        return Message(kind: .reminder(of: event.occasion.kind), id: event.id, title: text.title, body: text.body,
                        contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence,
-                       daysUntil: daysUntil, locale: text.locale)
+                       daysUntil: daysUntil, locale: text.locale, urgency: event.occasion.kind.urgency)
     }
 
     func notice(_ entries: [NoticeEntry], today: LocalDate) -> Message {

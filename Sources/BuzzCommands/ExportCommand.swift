@@ -47,10 +47,11 @@ enum ICSExport {
     }
 
     static func render(context: Context, store: BuzzDatabase, today: LocalDate, stamp: Int64) throws -> String {
-        // The dead are left out: a calendar would remind of their birthdays too.
-        let contacts = try runtime { try store.allContacts() }.filter { $0.isIncluded && !$0.isDeceased }
-        return ICalendarExport.calendar(contacts, anniversaries: context.config.anniversaries.enabled,
-                                        today: today, feb29: context.config.reminders.feb29, stamp: stamp)
+        // The dead have only their memorials (when `[memorials]` is on): no birthdays.
+        let contacts = try runtime { try store.allContacts() }.filter(\.isIncluded)
+        return ICalendarExport.calendar(contacts, kinds: OccasionKind.all.filter { context.config.reminds($0) },
+                                        prepared: context.prepared, today: today,
+                                        feb29: context.config.reminders.feb29, stamp: stamp)
     }
 
     /// `~/…` under HOME; a relative path from the config file's folder.

@@ -34,12 +34,13 @@ struct ListCommand: ParsableCommand {
             return all || contact.isIncluded
         }
         // --missing is about birthdays: no anniversary rows there.
+        let kinds = missing ? [] : OccasionKind.all.filter { context.config.reminds($0) }
         var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29,
-                                        anniversaries: !missing, inMemory: all && !missing)
+                                        kinds: kinds, prepared: context.prepared, inMemory: all && !missing)
         if sort == .name {
             entries.sort {
-                ($0.contact.name.lowercased(), $0.contact.id, $0.occasion == .birthday ? 0 : 1)
-                    < ($1.contact.name.lowercased(), $1.contact.id, $1.occasion == .birthday ? 0 : 1)
+                ($0.contact.name.lowercased(), $0.contact.id, $0.occasion.kind.name == "birthday" ? 0 : 1, $0.occasion.spoken)
+                    < ($1.contact.name.lowercased(), $1.contact.id, $1.occasion.kind.name == "birthday" ? 0 : 1, $1.occasion.spoken)
             }
         }
         // Who was wished today (DESIGN §6a): a sent wish between local midnights.

@@ -29,7 +29,7 @@ struct UpcomingCommand: ParsableCommand {
         let context = try Context(root.global)
         let store = try context.openStore()
         let contacts = try runtime { try store.plannableContacts() }
-        let planner = Planner(config: context.config, defaultChannels: context.defaultChannels)
+        let planner = context.planner()
         var until: Int64?
         if let days {
             let endDay = context.today.adding(days: days + 1)
@@ -65,7 +65,8 @@ struct UpcomingCommand: ParsableCommand {
     /// Digest sends after now (each digest's next one; with `--days`, every one up
     /// to `until`) that the ledger does not hold yet.
     private func upcomingDigests(context: Context, store: BuzzDatabase, until: Int64?) throws -> [DigestEvent] {
-        let schedule = DigestSchedule(config: context.config)
+        var schedule = DigestSchedule(config: context.config)
+        schedule.prepared = context.prepared
         guard !schedule.digests.isEmpty else { return [] }
         let now = context.now
         // Without --days: each digest's next send the ledger does not hold (one already
@@ -156,9 +157,10 @@ func upcomingJSON(_ event: PlannedEvent, clock: WallClock) throws -> String {
 func upcomingLine(_ event: PlannedEvent, clock: WallClock) -> String {
     let when = event.offsetDays == 0 ? "on the day" : event.offsetDays == 1 ? "1 day before" : "\(event.offsetDays) days before"
     let what: String
-    switch event.occasion {
-    case .birthday: what = event.age.map { ", turning \($0)" } ?? ""
-    case .anniversary: what = ", anniversary" + (event.age.map { ", \($0) years" } ?? "")
+    if event.occasion == .birthday {
+        what = event.age.map { ", turning \($0)" } ?? ""
+    } else {
+        what = ", " + event.occasion.spoken + (event.age.map { ", \($0) years" } ?? "")
     }
     return "\(clock.iso8601(event.fireAt))  \(event.name) — \(when) (\(event.occurrence)\(what)) → \(event.channels.joined(separator: ", "))"
 }

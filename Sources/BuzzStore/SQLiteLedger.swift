@@ -13,8 +13,13 @@ public final class SQLiteLedger: DeliveryLedger {
     }
 
     /// The `kind` column: each row's kind as written, read back the same.
-    static let kinds: [Message.Kind: String] = [.reminder: "reminder", .anniversary: "anniversary", .ask: "ask", .wish: "wish",
-                                                .notice: "notice", .digest: "digest", .message: "message"]
+    /// Every occasion kind's reminders under the kind's `ledgerName` (`reminder` for
+    /// birthdays, `anniversary`, `memorial`, …), then the other messages.
+    static let kinds: [Message.Kind: String] = Dictionary(uniqueKeysWithValues:
+        OccasionKind.all.map { (Message.Kind.reminder(of: $0), $0.ledgerName) }
+            + [(.ask, "ask"), (.wish, "wish"), (.notice, "notice"), (.digest, "digest"), (.message, "message")])
+    /// The stored names of reminders of every kind, as an SQL list: `'reminder', 'anniversary', …`.
+    static let reminderKindsSQL = OccasionKind.all.map { "'\($0.ledgerName)'" }.joined(separator: ", ")
     private static let kindsByName = Dictionary(uniqueKeysWithValues: kinds.map { ($0.value, $0.key) })
 
     /// A kind's stored name (`reminder` for a birthday's reminder, `anniversary`, `ask`, `wish`, …).
@@ -180,7 +185,7 @@ public final class SQLiteLedger: DeliveryLedger {
         try database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.columns) FROM delivery AS d
-                WHERE fire_at > ? AND kind IN ('reminder', 'anniversary')
+                WHERE fire_at > ? AND kind IN (\(Self.reminderKindsSQL))
                   AND NOT EXISTS (SELECT 1 FROM delivery AS s WHERE s.event_id = d.event_id AND s.state = 'sent')
                 ORDER BY fire_at, event_id, created_at, channel
                 """, arguments: [after]).map(Self.decode)
@@ -193,7 +198,7 @@ public final class SQLiteLedger: DeliveryLedger {
                 SELECT \(Self.columns) FROM delivery AS d
                 WHERE event_id IN (SELECT event_id FROM delivery
                                    WHERE fire_at > ? AND (state = 'missed' OR state = 'failed')
-                                     AND kind IN ('reminder', 'anniversary'))
+                                     AND kind IN (\(Self.reminderKindsSQL)))
                   AND NOT EXISTS (SELECT 1 FROM delivery AS s WHERE s.event_id = d.event_id AND s.state = 'sent')
                 ORDER BY fire_at, event_id, created_at, channel
                 """, arguments: [after]).map(Self.decode)

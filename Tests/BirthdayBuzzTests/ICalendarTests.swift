@@ -26,7 +26,7 @@ import Testing
         let contacts = [contact("a", "Ana, Lima; Jr", "1990-03-15"), contact("b", "Bo", "--07-04"),
                         contact("c", "Cy", "1996-02-29"), contact("d", "Di", "--02-29")]
         let today = LocalDate(year: 2027, month: 1, day: 10)!
-        let feb28 = ICalendarExport.calendar(contacts, anniversaries: true, today: today, feb29: .feb28, stamp: 0)
+        let feb28 = ICalendarExport.calendar(contacts, kinds: [.birthday, .anniversary], today: today, feb29: .feb28, stamp: 0)
         #expect(feb28.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"))
         #expect(feb28.hasSuffix("END:VCALENDAR\r\n"))
         let events = vevents(feb28)
@@ -40,7 +40,7 @@ import Testing
         #expect(events[2].contains("RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=-1"))
         #expect(events[2].contains("DTSTART;VALUE=DATE:19960229"))
         #expect(events[3].contains("DTSTART;VALUE=DATE:20270228"))
-        let mar1 = vevents(ICalendarExport.calendar(contacts, anniversaries: true, today: today, feb29: .mar1, stamp: 0))
+        let mar1 = vevents(ICalendarExport.calendar(contacts, kinds: [.birthday, .anniversary], today: today, feb29: .mar1, stamp: 0))
         #expect(mar1[2].contains("RRULE:FREQ=YEARLY;BYYEARDAY=60"))
         #expect(mar1[3].contains("DTSTART;VALUE=DATE:20270301"))
         // Stable: the same contact id gives the same UID.
@@ -50,7 +50,7 @@ import Testing
 
     @Test func otherCalendarsAreSingleEventsForTenYears() throws {
         let today = LocalDate(year: 2027, month: 1, day: 10)!
-        let text = ICalendarExport.calendar([contact("h", "Hava", "1990-03-15", calendar: .hebrew)], anniversaries: false,
+        let text = ICalendarExport.calendar([contact("h", "Hava", "1990-03-15", calendar: .hebrew)], kinds: [.birthday],
                                             today: today, feb29: .feb28, stamp: 0)
         let events = vevents(text)
         #expect(events.count == 10)

@@ -72,7 +72,7 @@ import Testing
                 for row in rows {
                     guard case .string(let id) = row["contact_id"], case .string(let occasion) = row["occasion"],
                           case .string(let next) = row["next"] else { continue }
-                    let key = ICalendarExport.uid(contactID: id, occasion: Occasion(rawValue: occasion) ?? .birthday)
+                    let key = ICalendarExport.uid(contactID: id, occasion: OccasionKind.named(occasion).map { Occasion($0) } ?? .birthday)
                     guard round == 0 || askFrom[key] == day, dates[key, default: []].count == round else { continue }
                     dates[key, default: []].append(next)
                     if let date = Birthday(storedForm: next)?.dateOfBirth { askFrom[key] = date.adding(days: 1) }
