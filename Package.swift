@@ -41,8 +41,11 @@ let package = Package(
             dependencies: [
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Mustache", package: "swift-mustache"),
-            ]
+            ],
+            // `ShippedTemplates.all` from templates/*/*.mustache, `ExampleConfig.text` from config.example.toml.
+            plugins: ["EmbedTemplates"]
         ),
+        .plugin(name: "EmbedTemplates", capability: .buildTool()),
         // Reading the user's files for the core (TextFile: config, password
         // files, CSV; TemplateFolders: template overrides), which takes texts.
         .target(name: "BuzzFiles", dependencies: ["BirthdayBuzz", "BuzzSystem"]),

@@ -153,13 +153,18 @@ extension Birthday {
     /// (the month's last day when the day is missing; a leap month recurs in
     /// the ordinary month of the same number). Occurrences begin the year after
     /// birth, so the age turned is at least 1.
-    public func nextOccurrence(onOrAfter start: LocalDate, feb29 policy: Feb29Policy) -> Occurrence {
+    /// With `countingTheDate`, the date itself is the first occurrence (a labelled
+    /// date such as a wedding next year); else the first is a year on (a birthday).
+    public func nextOccurrence(onOrAfter start: LocalDate, feb29 policy: Feb29Policy,
+                               countingTheDate: Bool = false) -> Occurrence {
         if calendar != .gregorian, let birth = dateOfBirth,
            let occurrence = nonGregorianOccurrence(birth: birth, onOrAfter: start) {
             return occurrence
         }
         var year = start.year
-        if let birthYear = self.year, year <= birthYear { year = birthYear + 1 }
+        if let birthYear = self.year, year <= birthYear {
+            year = countingTheDate ? max(year, birthYear) : birthYear + 1
+        }
         while true {
             let date = resolved(in: year, policy: policy)
             if date >= start {

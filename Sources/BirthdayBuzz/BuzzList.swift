@@ -82,7 +82,7 @@ public struct ListEntry: Sendable {
             let planning = contact.planning
             for kind in kinds {
                 kind.dates(planning, prepared[kind.name]) { label, date in
-                    let next = date.nextOccurrence(onOrAfter: today, feb29: feb29)
+                    let next = date.nextOccurrence(onOrAfter: today, feb29: feb29, countingTheDate: kind.allowsFuture)
                     let days = today.days(until: next.date)
                     rows.append(ListEntry(contact: contact, occasion: Occasion(kind, label: label), date: date, next: next,
                                           daysUntil: days, section: ListSection(daysUntil: days)))

@@ -153,7 +153,12 @@ public struct Contact: Hashable, Sendable {
     /// Deceased: marked so by hand, else the card has a date of death (a hand
     /// `--no-deceased` wins over the card). A deceased contact gets no reminders,
     /// asks or wishes, and is never "missing a birthday".
-    public var isDeceased: Bool { deceasedMark ?? card.hasDeathDate }
+    public var isDeceased: Bool {
+        if let deceasedMark { return deceasedMark }
+        // A memorial date kept by hand is a date of death; one cleared by hand takes the card's away.
+        if let memorial = handDates.first(where: { $0.kind == .memorial }) { return memorial.date != nil }
+        return card.hasDeathDate
+    }
 
     /// The dates of the kinds other than birthday and anniversary that count:
     /// the hand-entered ones, else the card's unless cleared by hand.

@@ -202,7 +202,7 @@ public struct DigestSchedule: Sendable {
             for kind in kinds where kind.isForTheDeceased == contact.isDeceased {
                 kind.dates(contact, prepared[kind.name]) { label, when in
                     let occasion = Occasion(kind, label: label)
-                    var occurrence = when.nextOccurrence(onOrAfter: date, feb29: feb29)
+                    var occurrence = when.nextOccurrence(onOrAfter: date, feb29: feb29, countingTheDate: kind.allowsFuture)
                     while occurrence.date <= last {
                         entries.append(DigestEntry(contactID: contact.id, name: contact.name, occasion: occasion,
                                                    label: occasion.label, date: occurrence.date,

@@ -209,14 +209,21 @@ extension GoogleContactsCSV {
                 categories.append(cleaned)
             }
 
-            // Anniversary: the first event labelled Anniversary with a usable date.
+            // Anniversary: the first event labelled Anniversary with a usable date;
+            // every other event with a date is a labelled date ("Other" without a type).
             var anniversary: Birthday?
-            for group in events where anniversary == nil {
+            var labelledDates: [LabelledDate] = []
+            for group in events {
                 let (label, _) = GoogleContactsCSV.label(group.label.map { GoogleContactsCSV.cell(fields, $0) })
-                guard label.lowercased() == "anniversary" else { continue }
-                if case .date(let date) = GoogleContactsCSV.date(GoogleContactsCSV.cell(fields, group.value)) {
-                    anniversary = date
+                guard case .date(let date) = GoogleContactsCSV.date(GoogleContactsCSV.cell(fields, group.value)) else {
+                    continue
                 }
+                if label.lowercased() == "anniversary" {
+                    if anniversary == nil { anniversary = date }
+                    continue
+                }
+                let unique = LabelledDate.uniqueLabel(clean(label), among: labelledDates.map(\.label))
+                labelledDates.append(LabelledDate(label: unique, date: date))
             }
 
             // Identity: no UID in CSV, so always derived from the person's name.
@@ -230,10 +237,11 @@ extension GoogleContactsCSV {
                 if displayName.isEmpty { displayName = ContactIdentity.unknownName(id: id) }
             }
 
-            let card = ContactCard(
+            var card = ContactCard(
                 id: id, hasUID: false, name: displayName, firstName: firstName.isEmpty ? nil : firstName,
                 birthday: birthday, anniversary: anniversary, phones: phones, emails: emails,
                 categories: categories, language: nil)
+            card.labelledDates = labelledDates
             return .card(card, problems: problems)
         }
 

@@ -439,12 +439,12 @@ public struct Planner: Sendable {
             return value
         }
         func plan(_ date: Birthday, index: Int, kind: UInt8, slot: UInt16, occasion: Occasion?, offsets: [Int],
-                  channels: [String], seconds: Int, done: [String: Set<String>]?) {
+                  channels: [String], seconds: Int, done: [String: Set<String>]?, countingTheDate: Bool = false) {
             for offset in offsets {
-                var occurrence = date.nextOccurrence(onOrAfter: start(offset), feb29: feb29)
+                var occurrence = date.nextOccurrence(onOrAfter: start(offset), feb29: feb29, countingTheDate: countingTheDate)
                 var fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 if fire <= now {
-                    occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+                    occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29, countingTheDate: countingTheDate)
                     fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 }
                 while occurrence.date <= horizon {
@@ -465,7 +465,7 @@ public struct Planner: Sendable {
                     // only while the heap has room or its cut-off is that far away.
                     if until == nil, !finished { break }
                     if let cutOff = earliest.cutOff, cutOff < fire + Self.shortestYear { break }
-                    occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29)
+                    occurrence = date.nextOccurrence(onOrAfter: occurrence.date.adding(days: 1), feb29: feb29, countingTheDate: countingTheDate)
                     fire = fireTime(occurrence.date.daysSinceEpoch - offset, seconds)
                 }
             }
@@ -494,11 +494,13 @@ public struct Planner: Sendable {
                     let occasion = done == nil ? nil : Occasion(other.kind, label: label)
                     if contact.settings == nil, !other.routeVaries || contact.categories.isEmpty {
                         plan(date, index: index, kind: other.index, slot: slot, occasion: occasion, offsets: other.offsets,
-                             channels: other.channels, seconds: secondsAfterMidnight, done: done)
+                             channels: other.channels, seconds: secondsAfterMidnight, done: done,
+                             countingTheDate: other.kind.allowsFuture)
                     } else {
                         let route = route(for: contact, kind: other.kind)
                         plan(date, index: index, kind: other.index, slot: slot, occasion: occasion, offsets: route.offsets,
-                             channels: route.channels, seconds: route.time * 60, done: done)
+                             channels: route.channels, seconds: route.time * 60, done: done,
+                             countingTheDate: other.kind.allowsFuture)
                     }
                 }
             }
@@ -567,7 +569,8 @@ public struct Planner: Sendable {
                     for offset in route.offsets {
                         var start = firstDay.adding(days: offset)
                         while true {
-                            let occurrence = date.nextOccurrence(onOrAfter: start, feb29: feb29)
+                            let occurrence = date.nextOccurrence(onOrAfter: start, feb29: feb29,
+                                                                 countingTheDate: kind.allowsFuture)
                             let fireDay = occurrence.date.adding(days: -offset)
                             if fireDay > lastDay { break }
                             let fire = clock.instant(of: fireDay, secondsAfterMidnight: route.time * 60)

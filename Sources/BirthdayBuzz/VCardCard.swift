@@ -23,6 +23,8 @@ struct CardBuilder {
     private var appleDates: [(group: [UInt8], property: RawProperty)] = []
     /// Groups whose `X-ABLabel` is `_$!<Anniversary>!$_`.
     private var anniversaryGroups: [[UInt8]] = []
+    /// The other `itemN.X-ABLabel`s, by group.
+    private var appleLabels: [(group: [UInt8], property: RawProperty)] = []
 
     init(number: Int) {
         self.number = number
@@ -88,6 +90,19 @@ struct CardBuilder {
         if !group.isEmpty { anniversaryGroups.append(group) }
     }
 
+    mutating func addAppleLabel(_ property: RawProperty, group: [UInt8]) {
+        appleLabels.append((group, property))
+    }
+
+    /// An Apple label as people read it: `_$!<Other>!$_` is "Other"; blank is "Other".
+    static func appleLabel(_ raw: String) -> String {
+        var text = OneLine.collapsed(raw)
+        if text.hasPrefix("_$!<"), text.hasSuffix(">!$_"), text.count > 8 {
+            text = String(text.dropFirst(4).dropLast(4))
+        }
+        return text.isEmpty ? "Other" : text
+    }
+
     /// The finished card, or the reason it is skipped.
     func build(today: LocalDate? = nil) -> ImportEntry {
         if let problem {
@@ -135,9 +150,18 @@ struct CardBuilder {
         if let anniversary, case .date(let date) = CardBuilder.readDate(anniversary, property: "ANNIVERSARY") {
             anniversaryDate = date
         }
-        // Apple: the X-ABDATE whose group's label is the anniversary one, in either order.
-        for (group, property) in appleDates where anniversaryDate == nil && anniversaryGroups.contains(group) {
-            if case .date(let date) = CardBuilder.readDate(property, property: "X-ABDATE") { anniversaryDate = date }
+        // Apple: the X-ABDATE whose group's label is the anniversary one, in either
+        // order, is the anniversary; the others are labelled dates.
+        var labelledDates: [LabelledDate] = []
+        for (group, property) in appleDates {
+            guard case .date(let date) = CardBuilder.readDate(property, property: "X-ABDATE") else { continue }
+            if anniversaryGroups.contains(group) {
+                if anniversaryDate == nil { anniversaryDate = date }
+                continue
+            }
+            let raw = appleLabels.first { $0.group == group }.map { VCardText.decode($0.property) } ?? ""
+            let label = LabelledDate.uniqueLabel(Self.appleLabel(raw), among: labelledDates.map(\.label))
+            labelledDates.append(LabelledDate(label: label, date: date))
         }
         var card = ContactCard(
             id: id, hasUID: uid != nil, name: name,
@@ -145,6 +169,7 @@ struct CardBuilder {
             birthday: birthday, birthdayText: birthdayText, anniversary: anniversaryDate,
             phones: phones, emails: emails, categories: categories, language: language?.value,
             isGroup: isGroup)
+        card.labelledDates = labelledDates
         // RFC 6474 DEATHDATE (or X-DEATHDATE) is a date, a date-time or text. Any
         // value makes the contact deceased: one that is not a date (text, an
         // unreadable date) is kept as text rather than dropped, since a reminder

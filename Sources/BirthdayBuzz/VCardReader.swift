@@ -217,9 +217,13 @@ public struct VCardReader {
             }
             switch name {
             case .abLabel:
-                // Apple labels its anniversary `itemN.X-ABLabel:_$!<Anniversary>!$_`
-                // next to `itemN.X-ABDATE`; no property is built for other labels.
-                if logical.valueIs("_$!<ANNIVERSARY>!$_") { card!.addAnniversaryLabel(group: logical.group) }
+                // Apple labels its dates `itemN.X-ABLabel:_$!<Anniversary>!$_` (or any
+                // text) next to `itemN.X-ABDATE`; only grouped labels are kept.
+                if logical.valueIs("_$!<ANNIVERSARY>!$_") {
+                    card!.addAnniversaryLabel(group: logical.group)
+                } else if !logical.group.isEmpty {
+                    card!.addAppleLabel(logical.property(), group: logical.group)
+                }
             case .kind:
                 if logical.valueIs("GROUP") { card!.isGroup = true }
             case .abDate:

@@ -13,6 +13,7 @@ public struct Buzz: AsyncParsableCommand {
             InitCommand.self, ImportCommand.self, SyncCommand.self, ListCommand.self, UpcomingCommand.self,
             IncludeCommand.self, SkipCommand.self, TriageCommand.self,
             SetBirthdayCommand.self, ClearBirthdayCommand.self, SetAnniversaryCommand.self, ClearAnniversaryCommand.self,
+            SetDateCommand.self, ClearDateCommand.self,
             ShowCommand.self, SetCommand.self, NoteCommand.self, GiftCommand.self,
             SendCommand.self, ChannelsCommand.self, DoctorCommand.self,
             TickCommand.self, RunCommand.self, OutboxCommand.self, RetryCommand.self, AskCommand.self,

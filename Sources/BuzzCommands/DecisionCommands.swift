@@ -56,7 +56,12 @@ struct SetBirthdayCommand: ParsableCommand {
     @OptionGroup var date: DateArgument
 
     func run() throws {
-        let (context, store, found, birthday) = try enterDate("birthday", contact: contact, date: date, root.global) { store, id, date, now in
+        try Self.set(contact: contact, date: date.text, root.global)
+    }
+
+    /// `set-birthday`, and `set-date CONTACT birthday DATE`.
+    static func set(contact: String, date: String, _ global: GlobalOptions) throws {
+        let (context, store, found, birthday) = try enterDate("birthday", contact: contact, date: date, global) { store, id, date, now in
             try store.setManualBirthday(date, for: id, now: now)
         }
         if let note = oldYearNote(birthday, today: context.today) { printWarning("buzz: note: " + note) }
@@ -66,10 +71,10 @@ struct SetBirthdayCommand: ParsableCommand {
 
 /// `set-birthday` and `set-anniversary`: the date checked, the contact found,
 /// `write` called, a running daemon told, and what changed printed.
-func enterDate(_ what: String, contact: String, date: DateArgument, _ global: GlobalOptions,
+func enterDate(_ what: String, contact: String, date: String, _ global: GlobalOptions, allowsFuture: Bool = false,
                write: (BuzzDatabase, String, Birthday, Int64) throws -> Void) throws -> (Context, BuzzDatabase, Contact, Birthday) {
     let context = try Context(global)
-    let entered = try enteredBirthday(date.text, today: context.today)
+    let entered = try enteredBirthday(date, today: context.today, allowsFuture: allowsFuture)
     let store = try context.openStore()
     let found = try context.resolve(contact, in: store)
     try runtime { try write(store, found.id, entered, context.now) }
@@ -91,8 +96,13 @@ struct ClearBirthdayCommand: ParsableCommand {
     var contact: String
 
     func run() throws {
+        try Self.clear(contact: contact, root.global)
+    }
+
+    /// `clear-birthday`, and `clear-date CONTACT birthday`.
+    static func clear(contact: String, _ global: GlobalOptions) throws {
         let (context, store, found, onCard) = try clearDate(
-            "birthday", contact: contact, root.global, manual: \.manualBirthday, card: \.card.birthday, cleared: \.birthdayCleared,
+            "birthday", contact: contact, global, manual: \.manualBirthday, card: \.card.birthday, cleared: \.birthdayCleared,
             dropManual: { store, id, now in try store.setManualBirthday(nil, for: id, now: now) },
             clearCard: { store, id, now in try store.clearCardBirthday(for: id, now: now) })
         // The server's card loses its BDAY too, unless the card's birthday applies again.
@@ -153,14 +163,14 @@ struct DateArgument: ParsableArguments {
 /// A placeholder year (1604, 0000, 1900: `Birthday.placeholderYears`) means
 /// "year unknown", as on an imported card. Any real past date is accepted, as
 /// import accepts it (DESIGN §3); a very old year gets `oldYearNote`.
-func enteredBirthday(_ text: String, today: LocalDate) throws -> Birthday {
+func enteredBirthday(_ text: String, today: LocalDate, allowsFuture: Bool = false) throws -> Birthday {
     let placeholder = text.count == 10 && text.dropFirst(4).hasPrefix("-")
         && Int(text.prefix(4)).map(Birthday.placeholderYears.contains) == true
     let yearless = placeholder ? "--" + text.dropFirst(5) : text
     guard let birthday = Birthday(storedForm: String(yearless)) else {
         throw CLIError.request("\"\(text)\" is not a date (MM-DD, --MM-DD or YYYY-MM-DD; the day must exist)")
     }
-    if let born = birthday.dateOfBirth, born > today {
+    if !allowsFuture, let born = birthday.dateOfBirth, born > today {
         throw CLIError.request("\(text) is in the future (today is \(today))")
     }
     return birthday

@@ -41,7 +41,7 @@ struct DigestCommand: AsyncParsableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
         let wiring = try DispatchWiring(context: context, store: store)
-        let contacts = try runtime { try store.plannableContacts() }
+        let contacts = try runtime { try store.plannableContacts(for: wiring.dispatcher.planner) }
         let missing = try runtime { try DispatchWiring.missingCount(store)() }
         let now = context.now
         if dryRun {

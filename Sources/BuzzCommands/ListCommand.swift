@@ -86,15 +86,17 @@ struct ListCommand: ParsableCommand {
         }
         var name = contact.name
         if entry.section == .inMemory {
-            let died = contact.card.deathDate.map { "died \($0)" } ?? contact.card.deathText.map { "died \($0)" }
+            let memorial = contact.otherDates.first { $0.kind == .memorial }?.date
+            let died = (memorial ?? contact.card.deathDate).map { "died \($0)" } ?? contact.card.deathText.map { "died \($0)" }
             parts[0] = padRight(contact.birthday.map { "born \($0)" } ?? "", 24)
             parts.append(name)
             if let died, contact.deceasedMark != false { parts.append(died) }
             if contact.deceasedMark == true { parts.append("(marked by hand)") }
             return parts.joined(separator: "  ")
         }
-        if entry.occasion == .anniversary {
-            name += entry.next?.age.map { " (anniversary, \($0) years)" } ?? " (anniversary)"
+        if entry.occasion != .birthday {
+            let what = entry.occasion.spoken
+            name += entry.next?.age.map { " (\(what), \($0) years)" } ?? " (\(what))"
             parts.append(name)
             if all {
                 parts.append(contact.decision == .include ? "[buzzed]" : contact.decision == .skip ? "[skipped]" : "[undecided]")
@@ -127,6 +129,8 @@ struct ListRow: Encodable {
     var contactID: String
     var name: String
     var occasion: String
+    /// A labelled date's label; absent for the other kinds.
+    var label: String?
     var birthday: String?
     var anniversary: String?
     var date: String?
@@ -147,7 +151,7 @@ struct ListRow: Encodable {
     var request: (date: String?, channel: String?)?
 
     enum CodingKeys: String, CodingKey {
-        case contactID = "contact_id", name, occasion, birthday, anniversary, date, next, daysUntil = "days_until"
+        case contactID = "contact_id", name, occasion, label, birthday, anniversary, date, next, daysUntil = "days_until"
         case section, age, buzzed, source, birthdayNote = "birthday_note", wishedToday = "wished_today"
         case lastRequestDate = "last_request_date", requestChannel = "request_channel"
     }
@@ -156,6 +160,7 @@ struct ListRow: Encodable {
         contactID = entry.contact.id
         name = entry.contact.name
         occasion = entry.occasion.rawValue
+        label = entry.occasion.label
         birthday = entry.contact.birthday?.description
         anniversary = entry.contact.anniversary?.description
         date = entry.date?.description
@@ -176,6 +181,7 @@ struct ListRow: Encodable {
         try container.encode(contactID, forKey: .contactID)
         try container.encode(name, forKey: .name)
         try container.encode(occasion, forKey: .occasion)
+        if let label { try container.encode(label, forKey: .label) }
         try container.encodeIfPresent(birthday, forKey: .birthday)
         try container.encodeIfPresent(anniversary, forKey: .anniversary)
         try container.encodeIfPresent(date, forKey: .date)

@@ -16,7 +16,11 @@ struct SetAnniversaryCommand: ParsableCommand {
     @OptionGroup var date: DateArgument
 
     func run() throws {
-        _ = try enterDate("anniversary", contact: contact, date: date, root.global) { store, id, date, now in
+        try Self.set(contact: contact, date: date.text, root.global)
+    }
+
+    static func set(contact: String, date: String, _ global: GlobalOptions) throws {
+        _ = try enterDate("anniversary", contact: contact, date: date, global) { store, id, date, now in
             try store.setManualAnniversary(date, for: id, now: now)
         }
     }
@@ -33,10 +37,116 @@ struct ClearAnniversaryCommand: ParsableCommand {
     var contact: String
 
     func run() throws {
-        _ = try clearDate("anniversary", contact: contact, root.global, manual: \.manualAnniversary, card: \.card.anniversary,
+        try Self.clear(contact: contact, root.global)
+    }
+
+    static func clear(contact: String, _ global: GlobalOptions) throws {
+        _ = try clearDate("anniversary", contact: contact, global, manual: \.manualAnniversary, card: \.card.anniversary,
                           cleared: \.anniversaryCleared,
                           dropManual: { store, id, now in try store.setManualAnniversary(nil, for: id, now: now) },
                           clearCard: { store, id, now in try store.clearCardAnniversary(for: id, now: now) })
+    }
+}
+
+/// The occasion kind a `set-date` or `clear-date` names.
+func occasionKind(named word: String) throws -> OccasionKind {
+    guard let kind = OccasionKind.named(word.lowercased()) else {
+        throw CLIError.request("\"\(word)\" is not an occasion kind (one of: \(OccasionKind.all.map(\.name).joined(separator: ", ")))")
+    }
+    return kind
+}
+
+struct SetDateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-date",
+        abstract: "Enter a date of any occasion kind by hand (it wins over the card's); includes an undecided contact.",
+        discussion: """
+            KIND is birthday, anniversary, memorial, date or nameday. A labelled date (date) takes --label \
+            ("Other" without one; a label the contact already has gets " 2") and may lie in the future; the \
+            others may not. A memorial date marks the contact deceased. Only the birthday is written back to \
+            a CardDAV server.
+            """)
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Argument(help: ArgumentHelp("The occasion kind.", valueName: "kind"))
+    var kind: String
+
+    @Option(help: ArgumentHelp("A labelled date's label, e.g. Graduation.", valueName: "label"))
+    var label: String?
+
+    @OptionGroup var date: DateArgument
+
+    func run() throws {
+        let kind = try occasionKind(named: kind)
+        if label != nil, !kind.isLabelled { throw CLIError.request("--label is for labelled dates (date), not \(kind.name)") }
+        switch kind {
+        case .birthday: try SetBirthdayCommand.set(contact: contact, date: date.text, root.global)
+        case .anniversary: try SetAnniversaryCommand.set(contact: contact, date: date.text, root.global)
+        default:
+            guard kind.prepare == nil else {
+                throw CLIError.request("\(kind.name) dates come from [\(kind.configTable)] \(kind.fileKeys.joined(separator: ", ")), not from a contact")
+            }
+            // The contact first, for the labels it has (a taken one gets " 2").
+            let context = try Context(root.global)
+            let found = try context.resolve(contact, in: try context.openStore())
+            let taken = found.otherDates.filter { $0.kind == kind }.compactMap(\.label)
+            let kept = kind.isLabelled ? LabelledDate.uniqueLabel(label ?? "", among: taken) : nil
+            _ = try enterDate(kept.map { "\(kind.spokenName) \"\($0)\"" } ?? kind.spokenName, contact: found.id,
+                              date: date.text, root.global, allowsFuture: kind.allowsFuture) { store, id, date, now in
+                try store.setHandDate(kind, label: kept, date, for: id, now: now)
+            }
+        }
+    }
+}
+
+struct ClearDateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear-date",
+        abstract: "Remove a hand-entered date of any occasion kind; on the card's, record that it has none (kept across re-imports).")
+
+    @ParentCommand var root: Buzz
+
+    @Argument(help: "Contact id or a case-insensitive part of a name.")
+    var contact: String
+
+    @Argument(help: ArgumentHelp("The occasion kind: birthday, anniversary, memorial, date, …", valueName: "kind"))
+    var kind: String
+
+    @Option(help: ArgumentHelp("A labelled date's label (default: Other).", valueName: "label"))
+    var label: String?
+
+    func run() throws {
+        let kind = try occasionKind(named: kind)
+        if label != nil, !kind.isLabelled { throw CLIError.request("--label is for labelled dates (date), not \(kind.name)") }
+        switch kind {
+        case .birthday: try ClearBirthdayCommand.clear(contact: contact, root.global)
+        case .anniversary: try ClearAnniversaryCommand.clear(contact: contact, root.global)
+        default:
+            let context = try Context(root.global)
+            let store = try context.openStore()
+            let found = try context.resolve(contact, in: store)
+            let wanted = kind.isLabelled ? (label.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 } ?? "Other") : nil
+            let what = wanted.map { "\(kind.spokenName) \"\($0)\"" } ?? kind.spokenName
+            let hand = found.handDates.first { $0.kind == kind && $0.label == wanted }
+            let onCard = found.card.otherDates.first { $0.kind == kind && $0.label == wanted }
+            if let hand, hand.date != nil {
+                try runtime { try store.removeHandDate(kind, label: wanted, for: found.id) }
+                notifyRunningDaemon(dataDirectory: context.dataDirectory)
+                print("\(found.name): hand-entered \(what) cleared ("
+                      + (onCard.map { "the card's \($0.date) applies again" } ?? "none on file now") + ")")
+                return
+            }
+            guard let onCard else { throw CLIError.request("\(found.name) has no \(what) to clear") }
+            if hand == nil {
+                try runtime { try store.setHandDate(kind, label: wanted, nil, for: found.id, now: context.now) }
+                notifyRunningDaemon(dataDirectory: context.dataDirectory)
+            }
+            print("\(found.name): the card's \(what) \(onCard.date) is cleared; none on file, also after re-imports (buzz set-date enters one)")
+        }
     }
 }
 

@@ -370,7 +370,7 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// the pass's report (nil when another dispatcher had the lock).
     private func pass(_ setup: DaemonSetup, now: Int64) async throws -> (Int64?, DispatchReport?) {
         let dispatcher = setup.wiring.dispatcher
-        let contacts = try store.plannableContacts()
+        let contacts = try store.plannableContacts(for: dispatcher.planner)
         guard let lock = try await dispatchLock(setup) else {
             logger.notice("another dispatcher is delivering from \(setup.context.dataDirectory); trying again in \(Self.busyRetryDelay) s")
             let planned = try setup.wiring.nextWake(contacts: contacts, now: now)

@@ -35,9 +35,8 @@ struct ShowCommand: ParsableCommand {
         let recorded = try runtime {
             try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: [planning])
         }
-        // The dead are never planned (plannableContacts leaves them out): nothing is next.
-        let next = found.isDeceased ? []
-            : planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)
+        // The dead have nothing next but their memorials (when [memorials] is on).
+        let next = planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)
         let sources = settingSources(found, config: context.config)
         let birthdayRoute = planner.route(for: planning, occasion: .birthday)
         let anniversaryRoute = planner.route(for: planning, occasion: .anniversary)
@@ -56,6 +55,14 @@ struct ShowCommand: ParsableCommand {
             row.add("deceased", found.isDeceased)
             row.add("deceased_from", Self.deceasedFrom(found))
             row.add("death_date", found.card.deathDate?.description ?? found.card.deathText)
+            row.add("dates", raw: "[" + Self.otherDates(found).map { item in
+                var entry = JSONObject()
+                entry.add("occasion", item.date.kind.name)
+                entry.add("label", item.date.label)
+                entry.add("date", item.date.date.description)
+                entry.add("from", item.from)
+                return entry.json
+            }.joined(separator: ",") + "]")
             var settings = JSONObject()
             settings.add("offsets", raw: intArray(birthdayRoute.offsets))
             settings.add("offsets_from", sources.offsets)
@@ -121,6 +128,10 @@ struct ShowCommand: ParsableCommand {
         print("  reminders:    \(birthdayRoute.offsets.map(String.init).joined(separator: ",")) day(s) before "
               + "(\(sources.offsets)) at \(formatTime(birthdayRoute.time)) (\(sources.time)) → "
               + "\(birthdayRoute.channels.joined(separator: ", ")) (\(sources.channels))")
+        for item in Self.otherDates(found) {
+            let what = item.date.label.map { "\(item.date.kind.spokenName) \"\($0)\"" } ?? item.date.kind.spokenName
+            print("  \(what): \(item.date.date) (\(item.from))")
+        }
         if found.anniversary != nil {
             print("  anniversary reminders: \(anniversaryRoute.offsets.map(String.init).joined(separator: ",")) day(s) "
                   + "before (\(sources.anniversaryOffsets)) → \(anniversaryRoute.channels.joined(separator: ", ")) "
@@ -162,6 +173,14 @@ struct ShowCommand: ParsableCommand {
     static func deceasedFrom(_ contact: Contact) -> String? {
         guard contact.isDeceased else { return nil }
         return contact.deceasedMark == true ? "hand" : "card"
+    }
+
+    /// The dates of the other kinds that count, each with where it comes from (card or hand).
+    static func otherDates(_ contact: Contact) -> [(date: OccasionDate, from: String)] {
+        contact.otherDates.map { date in
+            let hand = contact.handDates.contains { $0.kind == date.kind && $0.label == date.label && $0.date != nil }
+            return (date, hand ? "hand" : "card")
+        }
     }
 
     static func anniversaryFrom(_ contact: Contact) -> String? {

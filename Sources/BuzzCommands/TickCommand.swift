@@ -72,7 +72,7 @@ struct TickCommand: AsyncParsableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
         let wiring = try DispatchWiring(context: context, store: store, consoleToStandardError: json)
-        let contacts = try runtime { try store.plannableContacts() }
+        let contacts = try runtime { try store.plannableContacts(for: wiring.dispatcher.planner) }
         let now = context.now
         let dryRun = dryRun
         let report = try await runtime {

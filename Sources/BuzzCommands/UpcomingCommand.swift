@@ -28,8 +28,8 @@ struct UpcomingCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         let store = try context.openStore()
-        let contacts = try runtime { try store.plannableContacts() }
         let planner = context.planner()
+        let contacts = try runtime { try store.plannableContacts(for: planner) }
         var until: Int64?
         if let days {
             let endDay = context.today.adding(days: days + 1)
@@ -92,6 +92,8 @@ struct UpcomingRow: Encodable {
     var contactID: String?
     var name: String
     var occasion: String
+    /// A labelled date's label; the key is left out for the other kinds.
+    var label: String?
     var occurrence: String
     var offsetDays: Int
     /// ISO 8601 with the UTC offset of `general.timezone`.
@@ -99,7 +101,21 @@ struct UpcomingRow: Encodable {
     var channels: [String]
 
     enum CodingKeys: String, CodingKey {
-        case id, contactID = "contact_id", name, occasion, occurrence, offsetDays = "offset_days", fireAt = "fire_at", channels
+        case id, contactID = "contact_id", name, occasion, label, occurrence, offsetDays = "offset_days", fireAt = "fire_at"
+        case channels
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(contactID, forKey: .contactID)
+        try container.encode(name, forKey: .name)
+        try container.encode(occasion, forKey: .occasion)
+        if let label { try container.encode(label, forKey: .label) }
+        try container.encode(occurrence, forKey: .occurrence)
+        try container.encode(offsetDays, forKey: .offsetDays)
+        try container.encode(fireAt, forKey: .fireAt)
+        try container.encode(channels, forKey: .channels)
     }
 
     init(_ event: PlannedEvent, clock: WallClock) {
@@ -107,6 +123,7 @@ struct UpcomingRow: Encodable {
         contactID = event.contactID
         name = event.name
         occasion = event.occasion.rawValue
+        label = event.occasion.label
         occurrence = event.occurrence.description
         offsetDays = event.offsetDays
         fireAt = clock.iso8601(event.fireAt)

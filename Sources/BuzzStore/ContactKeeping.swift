@@ -77,6 +77,67 @@ extension BuzzDatabase {
         }
     }
 
+    /// The `v10-occasion-dates` schema: the card's labelled dates (`contact.dates`,
+    /// written by import: `ContactColumns.encodeDates`, NULL when none) and the
+    /// dates of the other kinds kept by hand (`contact_date`: one row per contact,
+    /// kind and label — '' for kinds without labels —, `value` the stored form, or
+    /// NULL for "cleared by hand"; import never writes it).
+    static func registerOccasionDates(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v10-occasion-dates") { db in
+            try db.execute(sql: """
+                ALTER TABLE contact ADD COLUMN dates TEXT;
+                CREATE TABLE contact_date (
+                    contact_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    label TEXT NOT NULL DEFAULT '',
+                    value TEXT,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (contact_id, kind, label)
+                ) WITHOUT ROWID;
+                """)
+        }
+    }
+
+    /// Every contact's hand-kept dates of the other kinds, by contact id.
+    static func handDates(_ db: Database) throws -> [String: [HandDate]] {
+        var result: [String: [HandDate]] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT contact_id, kind, label, value FROM contact_date ORDER BY contact_id, kind, label")
+        while let row = try rows.next() {
+            guard let kind = OccasionKind.named(row[1]) else { continue }
+            let label: String = row[2]
+            let value: String? = row[3]
+            result[row[0], default: []].append(HandDate(kind: kind, label: label.isEmpty ? nil : label,
+                                                        date: value.flatMap { Birthday(storedFormWithCalendar: $0) }))
+        }
+        return result
+    }
+
+    /// Keeps a date of `kind` by hand (nil: cleared, "the card's is wrong"); a
+    /// labelled date by its label. An undecided contact becomes included, as with
+    /// `setManualBirthday`.
+    public func setHandDate(_ kind: OccasionKind, label: String?, _ date: Birthday?, for id: String, now: Int64) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO contact_date (contact_id, kind, label, value, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(contact_id, kind, label) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                """, arguments: [id, kind.name, label ?? "", date?.storedFormWithCalendar, now])
+            guard date != nil, !kind.isForTheDeceased else { return }
+            try db.execute(sql: """
+                UPDATE contact SET decision = COALESCE(decision, 1),
+                    included_at = CASE WHEN decision IS NULL THEN ? ELSE included_at END, updated_at = ?
+                WHERE id = ?
+                """, arguments: [now, now, id])
+        }
+    }
+
+    /// Forgets a hand-kept date of `kind` (entered or cleared): the card's counts again.
+    public func removeHandDate(_ kind: OccasionKind, label: String?, for id: String) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM contact_date WHERE contact_id = ? AND kind = ? AND label = ?",
+                           arguments: [id, kind.name, label ?? ""])
+        }
+    }
+
     /// `manual_anniversary` when the user cleared the card's anniversary.
     static let clearedAnniversary = "none"
 
@@ -116,6 +177,12 @@ extension BuzzDatabase {
     /// Puts the extras into full contacts (list, show, resolve).
     static func applyExtras(to contacts: inout [Contact], _ db: Database) throws {
         let extras = try extras(db)
+        let hand = try handDates(db)
+        if !hand.isEmpty {
+            for index in contacts.indices {
+                if let dates = hand[contacts[index].id] { contacts[index].handDates = dates }
+            }
+        }
         guard !extras.isEmpty else { return }
         for index in contacts.indices {
             guard let extra = extras[contacts[index].id] else { continue }
@@ -131,9 +198,13 @@ extension BuzzDatabase {
     static func applyPlanningExtras(to contacts: inout [PlanningContact], _ db: Database) throws {
         let extras = try extras(db)
         let notes = try openNotes(db)
-        guard !extras.isEmpty || !notes.isEmpty else { return }
+        let hand = try handDates(db)
+        guard !extras.isEmpty || !notes.isEmpty || !hand.isEmpty else { return }
         for index in contacts.indices {
             let id = contacts[index].id
+            if let dates = hand[id] {
+                contacts[index].otherDates = HandDate.resolve(card: contacts[index].otherDates, hand: dates)
+            }
             if let extra = extras[id] {
                 if let manual = extra.manualAnniversary {
                     contacts[index].anniversary = manual

@@ -121,20 +121,38 @@ extension BuzzDatabase {
         }
     }
 
-    /// What planning needs, and only that: included contacts with a birthday or
-    /// an anniversary, with id, name, dates, categories and decision (no phones or
-    /// emails), and their own settings, notes and gift ideas.
-    public func plannableContacts() throws -> [PlanningContact] {
+    /// What `planner` plans from: `plannableContacts` with the deceased when it
+    /// plans memorials, and every included contact when a kind needs no date on
+    /// the card (name days).
+    public func plannableContacts(for planner: Planner) throws -> [PlanningContact] {
+        try plannableContacts(deceased: planner.concernsTheDeceased, undated: planner.concernsEveryContact)
+    }
+
+    /// What planning needs, and only that: included contacts with a date of some
+    /// kind (a birthday, an anniversary, a labelled date; with `undated`, every
+    /// included contact), with id, name, dates, categories and decision (no phones
+    /// or emails), and their own settings, notes and gift ideas. The deceased are
+    /// left out unless `deceased` (memorials), and then marked `isDeceased`.
+    public func plannableContacts(deceased: Bool = false, undated: Bool = false) throws -> [PlanningContact] {
         try read { db in
             var contacts: [PlanningContact] = []
-            let rows = try Row.fetchCursor(db, sql: """
+            let dated = undated ? "1" : """
+                ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL OR dates IS NOT NULL
+                  OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL)
+                  OR id IN (SELECT contact_id FROM contact_date WHERE value IS NOT NULL)
+                  OR \(deceased ? "deathdate IS NOT NULL" : "0"))
+                """
+            let rows = try Row.fetchCursor(db, sql: deceased ? """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary
+                       first_name, anniversary, dates, deathdate, \(ContactColumns.deceased)
                 FROM contact
-                WHERE decision = 1 AND ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
-                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL
-                  OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL))
-                  AND NOT \(ContactColumns.deceased)
+                WHERE decision = 1 AND \(dated)
+                """ : """
+                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                       first_name, anniversary, dates
+                FROM contact
+                WHERE decision = 1 AND \(dated) AND NOT \(ContactColumns.deceased)
                 """)
             while let row = try rows.next() {
                 var birthday: Birthday?
@@ -148,6 +166,17 @@ extension BuzzDatabase {
                     id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
                     includedAt: row[8], anniversary: Self.anniversary(row, 10)))
+                if let dates: String = row[11] {
+                    contacts[contacts.count - 1].otherDates = ContactColumns.decodeDates(dates).map {
+                        OccasionDate(kind: .labelledDate, label: $0.label, date: $0.date)
+                    }
+                }
+                if deceased, row[13] as Bool {
+                    contacts[contacts.count - 1].isDeceased = true
+                    if let death: String = row[12], let date = Birthday(storedFormWithCalendar: death) {
+                        contacts[contacts.count - 1].otherDates.insert(OccasionDate(kind: .memorial, date: date), at: 0)
+                    }
+                }
             }
             try Self.applyPlanningExtras(to: &contacts, db)
             return contacts
@@ -263,16 +292,41 @@ enum ContactColumns {
         id, COALESCE((SELECT label FROM source_state WHERE source_state.id = contact.source), source) AS source, \
         name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
-        last_request_date, request_channel, deathdate
+        last_request_date, request_channel, deathdate, dates
         """
 
     /// SQL true for a deceased contact row: marked so by hand, or a date of death
     /// on its card that no `--no-deceased` overrides. Planning leaves these out:
     /// no birthday or anniversary reminders for the dead.
+    ///
+    /// A memorial date kept by hand counts as a date of death; one cleared by
+    /// hand (`clear-date CONTACT memorial`) takes the card's away.
     static let deceased = """
         (id IN (SELECT contact_id FROM contact_extra WHERE deceased = 1)
-         OR deathdate IS NOT NULL AND id NOT IN (SELECT contact_id FROM contact_extra WHERE deceased = 0))
+         OR id NOT IN (SELECT contact_id FROM contact_extra WHERE deceased = 0)
+            AND (id IN (SELECT contact_id FROM contact_date WHERE kind = 'memorial' AND value IS NOT NULL)
+                 OR deathdate IS NOT NULL AND id NOT IN (SELECT contact_id FROM contact_date WHERE kind = 'memorial')))
         """
+
+    /// The `dates` column: a line per labelled date, its stored form, a tab, its label.
+    static func encodeDates(_ dates: [LabelledDate]) -> String {
+        var text = ""
+        for dated in dates {
+            if !text.isEmpty { text += "\n" }
+            text += dated.date.storedFormWithCalendar
+            text += "\t"
+            text += dated.label
+        }
+        return text
+    }
+
+    static func decodeDates(_ text: String) -> [LabelledDate] {
+        text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let date = Birthday(storedFormWithCalendar: String(parts[0])) else { return nil }
+            return LabelledDate(label: String(parts[1]), date: date)
+        }
+    }
 
     /// `manual_bday` when the user cleared the card's birthday: no birthday, whatever the card says.
     static let clearedBirthday = "none"
@@ -306,6 +360,7 @@ enum ContactColumns {
         if let death: String = row[21] {
             if let date = Birthday(storedFormWithCalendar: death) { card.deathDate = date } else { card.deathText = death }
         }
+        if let dates: String = row[22] { card.labelledDates = decodeDates(dates) }
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
                        source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20],

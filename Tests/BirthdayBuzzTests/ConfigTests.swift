@@ -24,7 +24,7 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let file = try String(contentsOf: root.appendingPathComponent("config.example.toml"), encoding: .utf8)
-        #expect(file == ExampleConfig.text, "Sources/BirthdayBuzz/ExampleConfig.swift is out of date")
+        #expect(file == ExampleConfig.text, "the embedded example is out of date: the EmbedTemplates plugin did not run")
         let config = try Self.load(ExampleConfig.text)
         #expect(config.reminders.offsets == [0, 1])
         #expect(config.reminders.time == 9 * 60)

@@ -597,10 +597,10 @@ import BuzzFiles
         // Every kind's template (each occasion kind's, ask, wish, notice, digest) in four languages.
         #expect(onDisk.count == 4 * MessageTemplates.Kind.allCases.count)
         #expect(Set(onDisk.keys) == Set(ShippedTemplates.all.keys),
-                "Sources/BirthdayBuzz/ShippedTemplates.swift is out of date: run scripts/embed-templates.sh")
+                "the embedded templates are out of date: the EmbedTemplates plugin did not run")
         for (key, text) in onDisk {
             #expect(ShippedTemplates.all[key] == text,
-                    "\(key) differs from templates/\(key).mustache: run scripts/embed-templates.sh")
+                    "\(key) differs from templates/\(key).mustache: the EmbedTemplates plugin did not run")
             #expect(text.hasSuffix("\n"))
         }
     }
