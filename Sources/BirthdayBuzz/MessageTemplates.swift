@@ -111,7 +111,8 @@ public struct MessageTemplates: Sendable {
             if let kind = occasionKind {
                 var names: Set<String> = ["name", "first_name", "days_until", "date", "today", "tomorrow", "later",
                                           "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for",
-                                          "has_fallback", "problem", kind.yearsVariable, "has_" + kind.yearsVariable]
+                                          "has_fallback", "problem"]
+                if kind.hasYears { names.formUnion([kind.yearsVariable, "has_" + kind.yearsVariable]) }
                 if kind.isLabelled { names.formUnion(["label", "has_label"]) }
                 return names
             }

@@ -43,6 +43,8 @@ public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
     /// Planned for every included contact, with or without a birthday: its dates
     /// come from the contact's name, not from a date on the card.
     public let concernsEveryContact: Bool
+    /// Its dates can have a year, so its reminders can count the years (not name days).
+    public let hasYears: Bool
     /// The template variable for the years since the date: `age` for birthdays, else `years`.
     public let yearsVariable: String
     /// The boolean that says "this entry is of this kind" in notices and digests:
@@ -65,7 +67,7 @@ public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
                 fileKeys: [String] = [], template: String? = nil, messageKind: String? = nil, ledgerName: String? = nil,
                 enabledByDefault: Bool = true, defaultOffsets: [Int] = [0], isLabelled: Bool = false,
                 allowsFuture: Bool = false, isForTheDeceased: Bool = false, concernsEveryContact: Bool = false,
-                yearsVariable: String = "years", templateFlag: String? = nil, urgency: ChannelConfig.Urgency = .normal, calendarCategory: String,
+                hasYears: Bool = true, yearsVariable: String = "years", templateFlag: String? = nil, urgency: ChannelConfig.Urgency = .normal, calendarCategory: String,
                 dates: @escaping @Sendable (PlanningContact, (any Sendable)?, (String?, Birthday) -> Void) -> Void,
                 prepare: (@Sendable (String) throws(OccasionFileError) -> any Sendable)? = nil) {
         self.name = name
@@ -82,6 +84,7 @@ public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
         self.allowsFuture = allowsFuture
         self.isForTheDeceased = isForTheDeceased
         self.concernsEveryContact = concernsEveryContact
+        self.hasYears = hasYears
         self.yearsVariable = yearsVariable
         self.templateFlag = templateFlag ?? name
         self.urgency = urgency

@@ -71,7 +71,7 @@ import BuzzFiles
                     #expect(!out.title.contains("{{") && !out.body.contains("{{"), "\(label)")
                     #expect(out.body.contains("Anna"), "\(label): \(out.body)")
                     #expect(out.body.contains("15"), "\(label): the date is missing: \(out.body)")
-                    #expect(out.body.contains("37") == (age != nil), "\(label): \(out.body)")
+                    #expect(out.body.contains("37") == (age != nil && occasion.kind.hasYears), "\(label): \(out.body)")
                     #expect(out.title.contains("5") == (days == 5), "\(label): \(out.title)")
                     // Birthdays and anniversaries: one line of news and one of advice; the others give no advice.
                     let lines = occasion.kind == .birthday || occasion.kind == .anniversary ? 2 : 1
@@ -423,9 +423,10 @@ import BuzzFiles
         let error = Self.shippedError(["en/reminder": "Birthday\n\nHi {{first_name}},\n" + section + "\n"])
         #expect(error?.description == "templates/en/reminder.mustache:3:1: too many tags in one section "
                 + "(or in a line of comments and sections) from here: keep sections short")
-        // The shipped templates are far below it (a thousandth), even uncut.
+        // The shipped templates are far below it (a 500th; the digest, which names
+        // every kind, is the longest), even uncut.
         for (key, text) in ShippedTemplates.all {
-            #expect(text.count * text.count(where: { $0 == "{" }) < ChunkedTemplate.parseBudget / 1_000, "\(key)")
+            #expect(text.count * text.count(where: { $0 == "{" }) < ChunkedTemplate.parseBudget / 500, "\(key)")
         }
     }
 
