@@ -98,7 +98,7 @@ public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     /// Every kind, in the order ties are broken in (birthdays first).
-    public static let all: [OccasionKind] = [.birthday, .anniversary, .memorial, .labelledDate]
+    public static let all: [OccasionKind] = [.birthday, .anniversary, .memorial, .labelledDate, .nameday]
 
     /// The kind named `name` (as ids, the ledger and `set-date` write it).
     public static func named(_ name: String) -> OccasionKind? { byName[name] }
