@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The files an install of buzz carries, in one place: sourced by
 # scripts/install.sh (an install from source or --bin) and scripts/package.sh
 # (the .deb and the tarball), so both carry the same list.

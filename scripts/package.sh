@@ -173,9 +173,9 @@ EOF
 dbgsym="$out/birthdaybuzz-dbgsym_${version}_$arch.deb"
 dpkg-deb --root-owner-group -Zxz --build "$dbgroot" "$dbgsym" > /dev/null
 
-size() { du -k --apparent-size "$1" | awk '{ printf "%.1f MB", $1 / 1024 }'; }
+size() { du -k --apparent-size "$1" | awk '{ printf "%.1f MiB", $1 / 1024 }'; }
 {
-  echo "birthdaybuzz $version ($arch): binary $(size "$prefix/bin/buzz") stripped (was $(size "$bin")), installed $installed_kib KiB"
+  echo "birthdaybuzz $version ($arch): binary $(size "$prefix/bin/buzz") stripped (was $(size "$bin")), installed $installed_kib KiB (du: $(du -sh "$root/usr" | cut -f1))"
   echo "  Depends: $depends"
   echo "  Recommends: $recommends"
   echo "  .deb $(size "$deb"), tarball $(size "$tarball"), dbgsym $(size "$dbgsym")"

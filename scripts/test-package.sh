@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 out="$repo/.build-package"
 deb=${1:-$(ls -t "$out"/birthdaybuzz_*.deb 2> /dev/null | head -n 1)}
-[ -n "$deb" ] && [ -f "$deb" ] || { echo "test-package.sh: no .deb (run scripts/package.sh first)" >&2; exit 2; }
+[ -f "$deb" ] || { echo "test-package.sh: no .deb (run scripts/package.sh first)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "test-package.sh: needs root (chroot and mount)" >&2; exit 2; }
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache="$out/debian12-root"
@@ -41,9 +41,17 @@ cleanup() {
   done
 }
 trap cleanup EXIT
+# rm -rf of a root with /dev still bound in would empty the host's /dev.
+remove_root() {
+  cleanup
+  if awk -v r="$root/" 'index($2, r) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+    fail "something is still mounted under $root; not removing it"
+  fi
+  rm -rf "$root"
+}
 
 step "a fresh copy of the cached root"
-if [ -d "$root" ]; then cleanup; rm -rf "$root"; fi
+if [ -d "$root" ]; then remove_root; fi
 cp -a "$cache" "$root"
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
@@ -118,11 +126,11 @@ as_user buzz send --channel hook --title "Package test" "sent without libcurl" 2
 status=$?
 set -e
 cat "$root/tmp/send.err"
-[ "$status" = 1 ] && grep -q libcurl4 "$root/tmp/send.err" || fail "send without libcurl: status $status, no word of libcurl4"
+{ [ "$status" = 1 ] && grep -q libcurl4 "$root/tmp/send.err"; } || fail "send without libcurl: status $status, no word of libcurl4"
 
-recommends=$(dpkg-deb -f "$deb" Recommends | tr -d ',')
-step "apt-get install $recommends (the Recommends, as a plain apt-get install ./$name brings them)"
-apt install -y $recommends
+read -ra recommends <<< "$(dpkg-deb -f "$deb" Recommends | tr -d ',')"
+step "apt-get install ${recommends[*]} (the Recommends, as a plain apt-get install ./$name brings them)"
+apt install -y "${recommends[@]}"
 as_user buzz doctor
 as_user buzz send --channel hook --title "Package test" "Hello from the Debian 12 root"
 echo "the webhook received:"
@@ -146,6 +154,5 @@ done < "$root/tmp/owned"
 in_root sh -c '! dpkg -s birthdaybuzz > /dev/null 2>&1' || fail "dpkg still knows birthdaybuzz"
 echo "none left; the user's own config and data stay: $(cd "$root/home/sam" && find .config .local -type f | sort | tr '\n' ' ')"
 
-cleanup
-rm -rf "$root"
+remove_root
 step "PASS: $name installs, runs as a new user and purges cleanly on Debian 12"
