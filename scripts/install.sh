@@ -1,43 +1,38 @@
 #!/usr/bin/env bash
-# Installs buzz for one user (default prefix ~/.local) or system-wide:
-#   bin/buzz                                      the static release binary
-#   share/bash-completion/completions/buzz        bash completion
-#   share/zsh/site-functions/_buzz                zsh completion
-#   share/fish/vendor_completions.d/buzz.fish     fish completion
-#   share/man/man1/buzz.1                         the manual
-#   share/systemd/user/birthdaybuzz*.{service,timer}  the systemd user units
-#   share/applications/birthdaybuzz.desktop       the desktop entry notifications name
-#   share/icons/hicolor/scalable/apps/birthdaybuzz.svg
-# and a manifest of every file and folder it created
+# Installs buzz for one user (default prefix ~/.local) or system-wide: the
+# files scripts/layout.sh lists (bin/buzz, completions, the manual, the systemd
+# user units naming the installed binary, the desktop entry and its icon), and
+# a manifest of every file and folder it created
 # (share/birthdaybuzz/install-manifest), which scripts/uninstall.sh removes.
 #
-# Usage: scripts/install.sh [--prefix DIR] [--bin PATH]
-#   --prefix DIR  where to install (default ~/.local)
-#   --bin PATH    install this buzz binary instead of building the release one
+# Usage: scripts/install.sh [--prefix DIR] [--bin PATH | --from TARBALL]
+#   --prefix DIR      where to install (default ~/.local)
+#   --bin PATH        install this buzz binary instead of building the release one
+#   --from TARBALL    install a birthdaybuzz-VERSION-linux-ARCH.tar.gz made by
+#                     scripts/package.sh, without building (no Swift needed)
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
 repo=$PWD
 prefix="$HOME/.local"
 bin=""
+from=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || { echo "install.sh: --prefix needs a folder" >&2; exit 2; }; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
     --bin) [ $# -ge 2 ] || { echo "install.sh: --bin needs a path" >&2; exit 2; }; bin=$2; shift 2 ;;
     --bin=*) bin=${1#--bin=}; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --from) [ $# -ge 2 ] || { echo "install.sh: --from needs a tarball" >&2; exit 2; }; from=$2; shift 2 ;;
+    --from=*) from=${1#--from=}; shift ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
-
-if [ -z "$bin" ]; then
-  # Exactly as README "Install": static Swift runtime, fixed address (-no-pie).
-  release=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld)
-  swift build "${release[@]}" --product buzz >&2
-  bin="$(swift build "${release[@]}" --show-bin-path)/buzz"
-fi
-[ -x "$bin" ] || { echo "install.sh: $bin is not an executable" >&2; exit 2; }
+# Relative paths are the caller's, not the repository's (the script cd's there).
+case "$prefix" in /*) ;; *) prefix="$caller/$prefix" ;; esac
+case "$bin" in /*|"") ;; *) bin="$caller/$bin" ;; esac
+case "$from" in /*|"") ;; *) from="$caller/$from" ;; esac
 
 manifest_rel=share/birthdaybuzz/install-manifest
 manifest="$prefix/$manifest_rel"
@@ -45,6 +40,31 @@ if [ -e "$manifest" ]; then
   echo "install.sh: $prefix already has an install (run scripts/uninstall.sh --prefix $prefix first)" >&2
   exit 2
 fi
+[ -z "$bin" ] || [ -z "$from" ] || { echo "install.sh: --bin and --from exclude each other" >&2; exit 2; }
+. "$repo/scripts/layout.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -n "$from" ]; then
+  [ -f "$from" ] || { echo "install.sh: $from is not a file" >&2; exit 2; }
+  mkdir "$work/unpacked"
+  tar -xzf "$from" -C "$work/unpacked" --no-same-owner || { echo "install.sh: cannot unpack $from" >&2; exit 2; }
+  # The tarball holds a prefix, at its top or (as package.sh makes it) in one folder.
+  stage="$work/unpacked"
+  if [ ! -f "$stage/bin/buzz" ]; then
+    tops=("$stage"/*)
+    [ ${#tops[@]} -eq 1 ] && stage=${tops[0]}
+  fi
+  [ -f "$stage/bin/buzz" ] || { echo "install.sh: $from holds no bin/buzz (not a buzz tarball)" >&2; exit 2; }
+  # Only plain files and folders: a link in a tarball could point anywhere.
+  odd=$(find "$stage" ! -type f ! -type d -print -quit)
+  [ -z "$odd" ] || { echo "install.sh: $from holds ${odd#"$stage"/}, which is neither a file nor a folder" >&2; exit 2; }
+else
+  [ -n "$bin" ] || bin=$(build_buzz_release)
+  [ -x "$bin" ] || { echo "install.sh: $bin is not an executable" >&2; exit 2; }
+  stage="$work/stage"
+  stage_buzz_prefix "$stage" "$bin"
+fi
+
 entries=()
 # mkdir -p that remembers each folder it creates (outermost first).
 make_dir() {
@@ -63,25 +83,16 @@ put() {
   install -m "$mode" "$source" "$prefix/$target"
   entries+=("file $target")
 }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
 make_dir "$prefix"
-put 755 "$bin" bin/buzz
-"$bin" --generate-completion-script bash > "$work/buzz.bash"
-"$bin" --generate-completion-script zsh > "$work/_buzz"
-"$bin" --generate-completion-script fish > "$work/buzz.fish"
-put 644 "$work/buzz.bash" share/bash-completion/completions/buzz
-put 644 "$work/_buzz" share/zsh/site-functions/_buzz
-put 644 "$work/buzz.fish" share/fish/vendor_completions.d/buzz.fish
-put 644 contrib/man/buzz.1 share/man/man1/buzz.1
-# The units name the installed binary.
-for unit in birthdaybuzz.service birthdaybuzz-tick.service birthdaybuzz-tick.timer; do
-  sed "s|%h/.local/bin/buzz|$prefix/bin/buzz|g" "contrib/systemd/$unit" > "$work/$unit"
-  put 644 "$work/$unit" "share/systemd/user/$unit"
-done
-put 644 contrib/desktop/birthdaybuzz.desktop share/applications/birthdaybuzz.desktop
-put 644 contrib/desktop/birthdaybuzz.svg share/icons/hicolor/scalable/apps/birthdaybuzz.svg
+while IFS= read -r target; do
+  case "$target" in
+    # The units name the installed binary.
+    share/systemd/user/*) install_unit_path "$stage/$target" "$prefix/bin/buzz" > "$work/unit"; put 644 "$work/unit" "$target" ;;
+    "$manifest_rel") ;;  # ours is written below
+    bin/*) put 755 "$stage/$target" "$target" ;;
+    *) put 644 "$stage/$target" "$target" ;;
+  esac
+done < <(cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
 make_dir "$(dirname "$manifest")"
 printf '%s\n' "${entries[@]}" "file $manifest_rel" > "$manifest"
 

@@ -90,4 +90,53 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fresh))
         #expect(FileManager.default.fileExists(atPath: sandbox.root + "/fresh"))
     }
+
+    /// `install.sh --from` installs a tarball as scripts/package.sh makes it (a
+    /// prefix in one folder) without building: here a tiny fake prefix, whose
+    /// bin/buzz is a shell script, so the test needs no release build. The
+    /// units are rewritten for the prefix, uninstall removes it all, and a
+    /// tarball holding a link (which could point anywhere) is refused.
+    @Test func installFromATarballWithoutBuilding() throws {
+        let sandbox = try Sandbox()
+        let top = "fake/birthdaybuzz-9.9.9-linux-test/"
+        try sandbox.write(top + "bin/buzz", "#!/bin/sh\necho 'buzz 9.9.9 (fake)'\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: sandbox.root + "/" + top + "bin/buzz")
+        try sandbox.write(top + "share/man/man1/buzz.1", ".TH BUZZ 1\n")
+        try sandbox.write(top + "share/systemd/user/birthdaybuzz.service", "[Service]\nExecStart=%h/.local/bin/buzz run\n")
+        try sandbox.write(top + "share/doc/birthdaybuzz/copyright", "fake\n")
+        let tarball = sandbox.root + "/fake.tar.gz"
+        let packed = try Self.run(["tar", "-czf", tarball, "-C", sandbox.root + "/fake", "birthdaybuzz-9.9.9-linux-test"])
+        #expect(packed.status == 0, "\(packed)")
+
+        let prefix = sandbox.root + "/prefix"
+        let mine = try sandbox.write("prefix/bin/mine", "mine\n")
+        let before = Self.listing(prefix)
+        let both = try Self.run(["bash", "scripts/install.sh", "--prefix", prefix, "--from", tarball, "--bin", "/bin/true"])
+        #expect(both.status == 2 && both.err.contains("exclude"), "\(both)")
+
+        let installed = try Self.run(["bash", "scripts/install.sh", "--prefix", prefix, "--from", tarball])
+        #expect(installed.status == 0, "\(installed)")
+        let version = try Self.run([prefix + "/bin/buzz", "--version"])
+        #expect(version.out == "buzz 9.9.9 (fake)\n", "\(version)")
+        let unit = try String(contentsOfFile: prefix + "/share/systemd/user/birthdaybuzz.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(prefix)/bin/buzz run"), "\(unit)")
+        #expect(FileManager.default.fileExists(atPath: prefix + "/share/doc/birthdaybuzz/copyright"))
+        let manifest = try String(contentsOfFile: prefix + "/share/birthdaybuzz/install-manifest", encoding: .utf8)
+        #expect(manifest.contains("file share/man/man1/buzz.1\n") && !manifest.contains("mine"), "\(manifest)")
+
+        let removed = try Self.run(["bash", "scripts/uninstall.sh", "--prefix", prefix])
+        #expect(removed.status == 0 && removed.err.isEmpty, "\(removed)")
+        #expect(Self.listing(prefix) == before)
+        #expect(FileManager.default.fileExists(atPath: mine))
+
+        // A link in the tarball: refused, nothing installed.
+        _ = try Self.run(["ln", "-s", "/etc/passwd", sandbox.root + "/" + top + "share/doc/birthdaybuzz/link"])
+        let linked = sandbox.root + "/linked.tar.gz"
+        #expect(try Self.run(["tar", "-czf", linked, "-C", sandbox.root + "/fake", "birthdaybuzz-9.9.9-linux-test"]).status == 0)
+        let refused = try Self.run(["bash", "scripts/install.sh", "--prefix", prefix, "--from", linked])
+        #expect(refused.status == 2 && refused.err.contains("neither a file nor a folder"), "\(refused)")
+        #expect(Self.listing(prefix) == before)
+        let notOurs = try Self.run(["bash", "scripts/install.sh", "--prefix", prefix, "--from", sandbox.root + "/nothing.tar.gz"])
+        #expect(notOurs.status == 2 && notOurs.err.contains("is not a file"), "\(notOurs)")
+    }
 }
