@@ -13,7 +13,8 @@ if [ "$mode" = test ]; then
   # desktop-file-utils, man-db: check what scripts/install.sh installs (InstallScriptTests).
   # dbus-bin: dbus-send and dbus-monitor (NotificationListenerTests reads who called Notify).
   # dunst, xvfb: a real notification server on its own display (EscalationTests: dunstctl close).
-  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db dunst xvfb)
+  # apprise: Debian's Apprise (CLI and python3 library), the oracle for Apprise URLs (AppriseOracleTests).
+  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db dunst xvfb apprise)
 fi
 missing=()
 for p in "${packages[@]}"; do
