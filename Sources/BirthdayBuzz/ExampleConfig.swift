@@ -213,7 +213,7 @@ cooldown_days = 30
 # Chat and push services through webhooks.
 # [channels.chat]
 # type = "webhook"
-# preset = "generic"         # generic | slack | discord | mattermost | ntfy | matrix | gotify
+# preset = "generic"         # generic | slack | discord | mattermost | ntfy | matrix | gotify | telegram | pushover
 # url_env = "BUZZ_CHAT_URL"  # or: url = "https://ntfy.sh/my-topic"
 # method = "POST"            # POST | PUT | PATCH (matrix uses PUT)
 # insecure = false
@@ -235,6 +235,32 @@ cooldown_days = 30
 # msgtype = "m.notice"       # m.notice (what bots send, the default) | m.text
 # [channels.matrix.headers]
 # Authorization = { env = "BUZZ_MATRIX_TOKEN" }   # BUZZ_MATRIX_TOKEN="Bearer syt_…"
+
+# Telegram: a bot's token from @BotFather; chat_id is yours or a group's (send
+# the bot a message, then open https://api.telegram.org/bot<TOKEN>/getUpdates).
+# Telegram and Pushover carry reminders, digests and notices, not asks or
+# wishes; `buzz doctor` checks the token without sending anything.
+# [channels.telegram]
+# type = "webhook"
+# preset = "telegram"
+# bot_token_env = "BUZZ_TELEGRAM_TOKEN"   # or bot_token = "123456:ABC…" (then chmod 600 this file)
+# chat_id = 123456789                     # or "@channelname"
+# api_url = "https://api.telegram.org"    # the default; a self-hosted Bot API server
+
+# Pushover: an application's token and your user key.
+# [channels.pushover]
+# type = "webhook"
+# preset = "pushover"
+# token_env = "BUZZ_PUSHOVER_TOKEN"       # or token = "…"
+# user = "uQiRzpo4DXghDmr9QzzfQu27cmVRsG"
+
+# An Apprise URL as url (or url_env): json://, ntfy://, gotify://, mmost://
+# (and jsons://, ntfys://, gotifys://, mmosts://), discord://, slack://,
+# tgram://, pover://. The URL is a secret (shown as scheme and host). For other
+# Apprise services, use an exec channel that runs `apprise`.
+# [channels.apprise]
+# type = "webhook"
+# url_env = "BUZZ_APPRISE_URL"   # e.g. "pover://USER_KEY@APP_TOKEN"
 
 # A webhook with your own Mustache body; values are escaped for content_type.
 # [channels.custom]
