@@ -54,3 +54,56 @@ import Testing
         }
     }
 }
+
+/// `channels list`, `channels test` and `doctor` through the telegram and pushover
+/// presets: no token in any output, doctor's checks send no message.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PhoneCommandTests {
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func tokensNeverShowAndDoctorSendsNothing() async throws {
+        // One sink per service, so each answers its own channel whatever order doctor checks them in.
+        let sink = HTTPSink()
+        let base = try await sink.start().absoluteString
+        let pushoverSink = HTTPSink()
+        let pushoverBase = try await pushoverSink.start().absoluteString
+        let botToken = "987654:inlineBotTokenXYZ"
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("""
+            [channels.tg]
+            type = "webhook"
+            preset = "telegram"
+            bot_token = "\(botToken)"
+            chat_id = 42
+            api_url = "\(base)"
+
+            [channels.po]
+            type = "webhook"
+            url = "pover://userKeyABC@appTokenXYZ"
+            api_url = "\(pushoverBase)"
+            """)
+        chmod(sandbox.configPath, 0o600)
+        let list = try await sandbox.run(["channels", "list"], dataDir: false)
+        #expect(list.status == 0, "\(list)")
+        #expect(list.stdout.contains("pover://127.0.0.1:"), "\(list)")
+        // Each reply echoes the credentials, as a careless error page does.
+        try await sink.script([
+            ["status": 401, "body": #"{"ok":false,"description":"Unauthorized: \#(botToken)"}"#],
+            ["status": 400, "body": #"{"ok":false,"description":"Bad Request: chat not found for \#(botToken)"}"#],
+        ])
+        try await pushoverSink.script([
+            ["status": 400, "body": #"{"errors":["application token is invalid: appTokenXYZ userKeyABC"],"status":0}"#],
+        ])
+        let doctor = try await sandbox.run(["doctor"])
+        let test = try await sandbox.run(["channels", "test", "tg"])
+        #expect(test.status == 1, "\(test)")
+        for output in [list.stdout + list.stderr, doctor.stdout + doctor.stderr, test.stdout + test.stderr] {
+            for secret in ["inlineBotTokenXYZ", "appTokenXYZ", "userKeyABC"] {
+                #expect(!output.contains(secret), "\(output)")
+            }
+        }
+        #expect(doctor.stdout.contains("Telegram does not accept the bot token"), "\(doctor)")
+        #expect(doctor.stdout.contains("Pushover does not accept"), "\(doctor)")
+        let paths = try await sink.requests().map { $0.path.replacingOccurrences(of: botToken, with: "TOKEN") }
+        #expect(paths == ["/botTOKEN/getMe", "/botTOKEN/sendMessage"])
+        #expect(try await pushoverSink.requests().map(\.path) == ["/1/users/validate.json"])
+    }
+}
