@@ -31,6 +31,9 @@ public struct WebhookChannel: NotificationChannel {
             }
             context.scrubber.register(value)
             if value.hasPrefix("https://") || value.hasPrefix("http://") {
+                if options.phone?.apiURL != nil {
+                    throw ChannelSetupError(message: "\(name): api_url is for an Apprise URL in \(variable), which holds an http(s) URL")
+                }
                 url = value
             } else if AppriseURL.looksLikeOne(value) {
                 // An Apprise URL read from the environment is parsed now, as `url` is at load time.
@@ -445,6 +448,7 @@ extension WebhookChannel: ChannelType {
         if preset == .telegram || preset == .pushover { return try phoneOptions(from: table, preset: preset ?? .telegram) }
         let target: Options.Target
         var apprise: String?
+        var phoneAPI: String?
         switch (try table.string("url"), try table.string("url_env")) {
         case (let url?, nil):
             if url.hasPrefix("https://") || url.hasPrefix("http://") {
@@ -455,12 +459,19 @@ extension WebhookChannel: ChannelType {
             } else {
                 throw table.problem("url", "must start with https:// or http://, or be an Apprise URL (json://, ntfy://, tgram://, …)")
             }
-        case (nil, let env?): target = .environment(env)
+        case (nil, let env?):
+            target = .environment(env)
+            // The variable may hold an Apprise URL, read when the channel is built; api_url goes with it.
+            if let api = try table.string("api_url") {
+                guard api.hasPrefix("https://") || api.hasPrefix("http://") else { throw table.problem("api_url", "must start with https:// or http://") }
+                phoneAPI = api
+            }
         case (nil, nil): throw table.problem("url", "missing: give url or url_env")
         case (_?, _?): throw table.problem("url_env", "give url or url_env, not both")
         }
         var options = Options(target: target)
         if let preset { options.preset = preset }
+        if let phoneAPI { options.phone = PhoneOptions(apiURL: phoneAPI) }
         if let apprise {
             if preset != nil { throw table.problem("preset", "an Apprise URL picks its own preset; leave preset out") }
             options.phone = PhoneOptions(apiURL: try table.string("api_url"))

@@ -234,3 +234,25 @@ import Testing
         }
     }
 }
+
+extension PhonePresetTests {
+    /// An Apprise URL in url_env is read when the channel is built, and api_url goes with it.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func appriseURLFromTheEnvironmentWithAPIURL() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        let table = ConfigTable(path: ["channels", "tg"], values: [
+            "url_env": .string("TG_URL"), "api_url": .string(base.absoluteString),
+        ])
+        let options = try TableReader.readAll(table, WebhookChannel.options(from:))
+        let context = ChannelContext(environment: ["TG_URL": "tgram://\(Self.botToken)/42"], configDirectory: nil, scrubber: SecretScrubber())
+        let channel = try WebhookChannel(name: "tg", options: options, timeout: 2, context: context)
+        #expect(channel.displayURL == "tgram://127.0.0.1:\(base.port ?? 0)")
+        try await channel.deliver(Self.reminder)
+        #expect(try await sink.requests().map(\.path) == ["/bot\(Self.botToken)/sendMessage"])
+        await channel.shutdown()
+        // With an http(s) URL in the variable, api_url means nothing: an error, not a silent no-op.
+        let http = ChannelContext(environment: ["TG_URL": base.absoluteString + "/hook"], configDirectory: nil, scrubber: SecretScrubber())
+        #expect(throws: ChannelSetupError.self) { try WebhookChannel(name: "tg", options: options, timeout: 2, context: http) }
+    }
+}
