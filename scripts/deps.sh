@@ -14,7 +14,8 @@ if [ "$mode" = test ]; then
   # dbus-bin: dbus-send and dbus-monitor (NotificationListenerTests reads who called Notify).
   # dunst, xvfb: a real notification server on its own display (EscalationTests: dunstctl close).
   # calendar: Debian's name-day calendars (NameDayTests reads hu_HU/calendar.nevnapok as it is).
-  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db dunst xvfb calendar)
+  # apprise: Debian's Apprise (CLI and python3 library), the oracle for Apprise URLs (AppriseOracleTests).
+  packages+=(dbus-daemon dbus-bin python3-dbusmock python3-aiosmtpd openssl python3-radicale python3-icalendar python3-recurring-ical-events desktop-file-utils man-db dunst xvfb calendar apprise)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -387,6 +387,25 @@ extension BuzzConfig {
             throw SchemaProblem(path: ["ask", "sms"],
                                 message: "channel \"\(sms)\" is a \(channel.typeName) channel; SMS asks need a webhook (an SMS gateway) or exec")
         }
+        // Telegram and Pushover reach the user's own phone, never a contact's number: an ask or a wish there would go nowhere.
+        if let sms = ask.sms, let channel = resolvedChannel(named: sms), channel.typeName == "webhook",
+           let service = Self.userOnlyService(channel.options) {
+            throw SchemaProblem(path: ["ask", "sms"],
+                                message: "channel \"\(sms)\" is a \(service) channel, which reaches you, not a contact's phone; asks and wishes need an SMS gateway webhook or exec")
+        }
+    }
+
+    /// "Telegram" or "Pushover" for a webhook table that sends there (by preset or Apprise URL), else nil.
+    static func userOnlyService(_ options: ConfigTable) -> String? {
+        if case .string(let preset)? = options.values["preset"] {
+            if preset == "telegram" { return "Telegram" }
+            if preset == "pushover" { return "Pushover" }
+        }
+        if case .string(let url)? = options.values["url"] {
+            if url.lowercased().hasPrefix("tgram://") { return "Telegram" }
+            if url.lowercased().hasPrefix("pover://") { return "Pushover" }
+        }
+        return nil
     }
 
     /// Channels that exist without a `[channels.NAME]` table: `console` and `desktop` (dbus).

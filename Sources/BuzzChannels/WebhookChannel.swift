@@ -7,17 +7,19 @@ import Mustache
 /// push services, or a custom Mustache body (DESIGN §5).
 public struct WebhookChannel: NotificationChannel {
     public let name: String
-    private let url: String
-    private let options: Options
+    let url: String
+    let options: Options
     private let headers: [(name: String, value: String)]
     private let template: MustacheTemplate?
-    private let timeout: Double
-    private let scrubber: SecretScrubber
-    private let session: CurlSession
+    let timeout: Double
+    let scrubber: SecretScrubber
+    let session: CurlSession
+    /// The telegram preset's bot token or the pushover preset's application token, resolved.
+    let presetToken: String
 
     public init(name: String, options: Options, timeout: Double, context: ChannelContext) throws {
         self.name = name
-        self.options = options
+        var options = options
         self.timeout = timeout
         scrubber = context.scrubber
         switch options.target {
@@ -27,12 +29,25 @@ public struct WebhookChannel: NotificationChannel {
             guard let value = context.environment[variable], !value.isEmpty else {
                 throw ChannelSetupError(message: "\(name): url_env names \(variable), which is not set")
             }
-            guard value.hasPrefix("https://") || value.hasPrefix("http://") else {
-                throw ChannelSetupError(message: "\(name): \(variable) does not hold an http(s) URL")
-            }
-            url = value
             context.scrubber.register(value)
+            if value.hasPrefix("https://") || value.hasPrefix("http://") {
+                if options.phone?.apiURL != nil {
+                    throw ChannelSetupError(message: "\(name): api_url is for an Apprise URL in \(variable), which holds an http(s) URL")
+                }
+                url = value
+            } else if AppriseURL.looksLikeOne(value) {
+                // An Apprise URL read from the environment is parsed now, as `url` is at load time.
+                do {
+                    url = try AppriseURL.apply(value, to: &options)
+                } catch let problem as AppriseURL.Problem {
+                    throw ChannelSetupError(message: "\(name): \(variable): \(problem.message)")
+                }
+            } else {
+                throw ChannelSetupError(message: "\(name): \(variable) does not hold an http(s) or Apprise URL")
+            }
         }
+        self.options = options
+        presetToken = try WebhookChannel.resolvePresetToken(options, name: name, context: context)
         // Slack, Discord, ntfy and Gotify keep their secret in the path or query.
         WebhookChannel.registerURLSecrets(url, in: context.scrubber)
         var resolved: [(String, String)] = []
@@ -71,8 +86,11 @@ public struct WebhookChannel: NotificationChannel {
         "markdown", "x-title", "x-priority", "x-tags",
     ]
 
-    /// The URL as it may be shown: scheme and host.
-    public var displayURL: String { SecretScrubber.displayURL(url) }
+    /// The URL as it may be shown: scheme and host (an Apprise URL: its scheme and the host it resolves to).
+    public var displayURL: String {
+        if let apprise = options.apprise { return AppriseURL.display(scheme: apprise.scheme, resolved: url) }
+        return SecretScrubber.displayURL(url)
+    }
 
     public func deliver(_ message: Message) async throws {
         let request = try buildRequest(message)
@@ -87,6 +105,8 @@ public struct WebhookChannel: NotificationChannel {
 
     public func validate() async throws {
         if options.preset == .matrix, options.body == nil { return try await validateMatrix() }
+        if options.preset == .telegram { return try await validateTelegram() }
+        if options.preset == .pushover { return try await validatePushover() }
         // A HEAD-less check: connect and see that something answers. Any HTTP
         // status proves the endpoint is there; only transport errors fail.
         var request = HTTPRequest(url: url, method: "OPTIONS", headers: headers, timeout: min(timeout, 5),
@@ -167,7 +187,10 @@ public struct WebhookChannel: NotificationChannel {
         var target = url
         let body: String
         var contentType = "application/json"
-        if let template {
+        if let apprise = options.apprise, let shaped = appriseBody(message, shape: apprise.shape) {
+            body = shaped.body
+            requestHeaders.append(contentsOf: shaped.headers)
+        } else if let template {
             contentType = options.contentType ?? "text/plain"
             body = template.render(WebhookChannel.templateValues(message, escapedFor: contentType))
         } else {
@@ -208,6 +231,13 @@ public struct WebhookChannel: NotificationChannel {
                            + (message.body.isEmpty ? "" : "<br>" + WebhookChannel.htmlEscaped(message.body)
                               .replacingOccurrences(of: "\n", with: "<br>")))
                 body = object.json
+            case .telegram:
+                target = telegramEndpoint("sendMessage")
+                body = telegramBody(message)
+            case .pushover:
+                target = pushoverEndpoint("messages.json")
+                contentType = "application/x-www-form-urlencoded"
+                body = pushoverBody(message)
             }
         }
         requestHeaders.append(("Content-Type", contentType))
@@ -313,13 +343,15 @@ public struct WebhookChannel: NotificationChannel {
 
     // MARK: - Response
 
-    private func check(_ response: HTTPResponse) throws {
+    func check(_ response: HTTPResponse) throws {
         let status = response.status
         if (200..<300).contains(status) { return }
         let snippet = replySnippet(response.body)
         let what = "\(name): HTTP \(status) from \(displayURL)" + (snippet.isEmpty ? "" : ": " + snippet)
         if status == 408 || status == 429 || (500..<600).contains(status) {
+            // Telegram says how long to wait in its JSON reply (`parameters.retry_after`), not in a header.
             let wait = response.header("Retry-After").flatMap { WebhookChannel.retryAfter($0, serverDate: response.header("Date")) }
+                ?? (options.preset == .telegram ? WebhookChannel.telegramRetryAfter(response.body) : nil)
             throw DeliveryError.temporary(what, retryAfter: wait)
         }
         throw DeliveryError.permanent(what)
@@ -332,7 +364,7 @@ public struct WebhookChannel: NotificationChannel {
         return String(line.prefix(160))
     }
 
-    private func classify(_ error: CurlError) -> DeliveryError {
+    func classify(_ error: CurlError) -> DeliveryError {
         let what = "\(name): \(displayURL): " + scrubber.scrub(error.message)
         if error.isCertificateProblem { return .permanent(what + " (set ca_file, or insecure = true for a test server)") }
         // No connection or no answer in time: the endpoint, not this message.
@@ -371,7 +403,7 @@ public struct WebhookChannel: NotificationChannel {
 /// `msgtype` for the matrix preset.
 extension WebhookChannel: ChannelType {
     public enum Preset: String, Sendable, CaseIterable {
-        case generic, slack, discord, mattermost, ntfy, matrix, gotify
+        case generic, slack, discord, mattermost, ntfy, matrix, gotify, telegram, pushover
     }
 
     /// A header value: literal, or read from the environment (`{ env = "NAME" }`).
@@ -398,6 +430,10 @@ extension WebhookChannel: ChannelType {
         /// The matrix preset's message type: `m.notice` (what bots send; clients
         /// show it quieter and other bots do not answer it) or `m.text`.
         public var msgtype = "m.notice"
+        /// The telegram and pushover presets' keys (`bot_token`, `chat_id`, `token`, `user`, `api_url`).
+        public var phone: PhoneOptions?
+        /// Set when `url` was written as an Apprise URL: its scheme and request shape.
+        public var apprise: AppriseURL.Target?
 
         public init(target: Target, preset: Preset = .generic) {
             self.target = target
@@ -408,19 +444,43 @@ extension WebhookChannel: ChannelType {
     public static let typeName = "webhook"
 
     public static func options(from table: TableReader) throws -> Options {
+        let preset = try table.choice("preset", Preset.self)
+        if preset == .telegram || preset == .pushover { return try phoneOptions(from: table, preset: preset ?? .telegram) }
         let target: Options.Target
+        var apprise: String?
+        var phoneAPI: String?
         switch (try table.string("url"), try table.string("url_env")) {
         case (let url?, nil):
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw table.problem("url", "must start with https:// or http://")
+            if url.hasPrefix("https://") || url.hasPrefix("http://") {
+                target = .url(url)
+            } else if AppriseURL.looksLikeOne(url) {
+                target = .url(url)
+                apprise = url
+            } else {
+                throw table.problem("url", "must start with https:// or http://, or be an Apprise URL (json://, ntfy://, tgram://, …)")
             }
-            target = .url(url)
-        case (nil, let env?): target = .environment(env)
+        case (nil, let env?):
+            target = .environment(env)
+            // The variable may hold an Apprise URL, read when the channel is built; api_url goes with it.
+            if let api = try table.string("api_url") {
+                guard api.hasPrefix("https://") || api.hasPrefix("http://") else { throw table.problem("api_url", "must start with https:// or http://") }
+                phoneAPI = api
+            }
         case (nil, nil): throw table.problem("url", "missing: give url or url_env")
         case (_?, _?): throw table.problem("url_env", "give url or url_env, not both")
         }
         var options = Options(target: target)
-        if let preset = try table.choice("preset", Preset.self) { options.preset = preset }
+        if let preset { options.preset = preset }
+        if let phoneAPI { options.phone = PhoneOptions(apiURL: phoneAPI) }
+        if let apprise {
+            if preset != nil { throw table.problem("preset", "an Apprise URL picks its own preset; leave preset out") }
+            options.phone = PhoneOptions(apiURL: try table.string("api_url"))
+            do {
+                options.target = .url(try AppriseURL.apply(apprise, to: &options))
+            } catch let problem as AppriseURL.Problem {
+                throw table.problem("url", problem.message)
+            }
+        }
         if let headers = try table.table("headers") {
             for key in headers.keys.sorted() {
                 if let literal = try? headers.string(key) {
@@ -467,18 +527,21 @@ extension WebhookChannel: ChannelType {
     public static func target(of options: Options, environment: [String: String]) -> String {
         let url: String
         switch options.target {
-        case .url(let value): url = SecretScrubber.displayURL(value)
+        case .url(let value):
+            url = options.apprise.map { AppriseURL.display(scheme: $0.scheme, resolved: value) } ?? SecretScrubber.displayURL(value)
         case .environment(let variable):
             url = environment[variable].map(SecretScrubber.displayURL) ?? "$\(variable) (not set)"
         }
         // The matrix preset PUTs to …/send/m.room.message/<txnId>, whatever `method` says.
         let method = options.body == nil && options.preset == .matrix ? "PUT" : options.method
-        return "\(method) \(url) (\(options.body == nil ? options.preset.rawValue : "custom body"))"
+        let form = options.apprise != nil ? "Apprise URL" : options.body == nil ? options.preset.rawValue : "custom body"
+        return "\(method) \(url) (\(form))"
     }
 
     /// A URL with a query or credentials, or a literal header value.
     public static func holdsInlineSecret(_ options: Options) -> Bool {
         if case .url(let url) = options.target, url.contains("?") || url.contains("@") { return true }
+        if options.apprise != nil || options.phone?.token.map({ if case .literal = $0 { true } else { false } }) == true { return true }
         return options.headers.contains { if case .literal = $0.value { return true } else { return false } }
     }
 }

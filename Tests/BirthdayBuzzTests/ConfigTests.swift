@@ -47,7 +47,8 @@ import Testing
             line.prefixMatch(of: example) != nil ? String(line.dropFirst(2)) : String(line)
         }.joined(separator: "\n")
         let config = try Self.load(uncommented, env: [:])
-        #expect(config.channels.map(\.name).sorted() == ["chat", "console", "custom", "desktop", "mail", "matrix", "phone", "sms-gateway"])
+        #expect(config.channels.map(\.name).sorted() == ["apprise", "chat", "console", "custom", "desktop", "mail", "matrix", "phone",
+                                                         "pushover", "sms-gateway", "telegram"])
         let matrix = try WebhookChannel.options(of: try #require(config.channel(named: "matrix")))
         #expect(matrix.preset == .matrix && matrix.msgtype == "m.notice")
         #expect(config.general.timeZone.identifier == "Europe/Berlin")

@@ -12,6 +12,8 @@ enum ServerGate {
         case dbus, smtp, http, exec
         /// dunst under Xvfb on a private bus (Debian's dunst and xvfb).
         case dunst
+        /// Apprise, the oracle for Apprise URLs: Debian's `apprise` (CLI and library).
+        case apprise
     }
 
     static var required: Bool {
@@ -37,6 +39,8 @@ enum ServerGate {
             return FileManager.default.isExecutableFile(atPath: "/bin/sh")
         case .dunst:
             return FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && DunstServer.present
+        case .apprise:
+            return FileManager.default.isExecutableFile(atPath: "/usr/bin/apprise") && PythonModules.available("apprise", python: python)
         }
     }
 
