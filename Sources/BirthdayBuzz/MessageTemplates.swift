@@ -73,11 +73,12 @@ public struct MessageTemplates: Sendable {
         /// The variables a template of this kind may use; anything else is a typo.
         var variables: Set<String> {
             switch self {
-            case .reminder: ["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age",
-                             "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback", "problem"]
-            case .anniversary: ["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
-                                "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback",
-                                "problem"]
+            case .reminder: Set(["name", "first_name", "days_until", "age", "date", "today", "tomorrow", "later", "has_age",
+                                 "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for", "has_fallback", "problem"])
+                .union(MessageTemplates.theirDayVariables)
+            case .anniversary: Set(["name", "first_name", "days_until", "years", "date", "today", "tomorrow", "later",
+                                    "has_years", "gift_ideas", "has_gift_ideas", "notes", "has_notes", "fallback_for",
+                                    "has_fallback", "problem"]).union(MessageTemplates.theirDayVariables)
             case .notice: ["count", "one", "problems", "name", "occasion", "birthday", "anniversary", "date", "reason", "hint", "has_hint", "wish"]
             case .ask: ["first_name", "name", "sender_name"]
             case .wish: ["first_name", "name", "age", "has_age", "sender_name"]
@@ -89,6 +90,14 @@ public struct MessageTemplates: Sendable {
             }
         }
     }
+
+    /// A reminder's variables about the contact's own day, all absent unless their
+    /// time zone is known and differs from the user's: `their_time` (their clock at
+    /// the reminder's time, "15:00"), `their_day_starts` (when their occasion day
+    /// begins in the user's time), `their_day_starts_day_before` (it begins on the
+    /// day before, in the user's time), and `has_their_time`.
+    static let theirDayVariables: Set<String> = ["their_time", "has_their_time", "their_day_starts",
+                                                  "their_day_starts_day_before"]
 
     struct Compiled: Sendable {
         let title: ChunkedTemplate
@@ -170,12 +179,13 @@ public struct MessageTemplates: Sendable {
     public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
                                date: LocalDate, locale: String, occasion: Occasion = .birthday,
                                giftIdeas: [String] = [], notes: [String] = [],
-                               routing: RoutingNote? = nil) -> (title: String, body: String, locale: String) {
+                               routing: RoutingNote? = nil, theirDay: TheirDay? = nil) -> (title: String, body: String, locale: String) {
         let kind: Kind = occasion == .birthday ? .reminder : .anniversary
         let first = Self.nonBlank(firstName) ?? name
         let shownName = Self.nonBlank(name) ?? first
-        guard giftIdeas.isEmpty, notes.isEmpty, routing == nil else {
-            // Texts with the contact's own lists, or a fallback's reason, are not shared with anyone: no cache.
+        guard giftIdeas.isEmpty, notes.isEmpty, routing == nil, theirDay == nil else {
+            // Texts with the contact's own lists, a fallback's reason, or their own
+            // time zone are not shared with anyone: no cache.
             let used = resolvedLocale(kind: kind, preferred: [locale])
             var values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
                                              date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
@@ -184,6 +194,12 @@ public struct MessageTemplates: Sendable {
                 values["fallback_for"] = routing.fallbackFor
                 values["has_fallback"] = true
                 values["problem"] = routing.problem
+            }
+            if let theirDay {
+                values["has_their_time"] = true
+                values["their_time"] = theirDay.theirTime
+                values["their_day_starts"] = theirDay.dayStarts
+                values["their_day_starts_day_before"] = theirDay.dayStartsTheDayBefore
             }
             return render(kind, locale: used, values: values, fallbackTitle: name)
         }

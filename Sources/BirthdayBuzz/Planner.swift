@@ -76,22 +76,24 @@ public struct ContactSettings: Hashable, Sendable {
     public var isEmpty: Bool { offsets == nil && time == nil && channels == nil }
 }
 
-/// A contact's own settings, open gift ideas and notes, as planning and rendering see them.
+/// A contact's own settings, open gift ideas, notes and time zone, as planning and rendering see them.
 private final class KeptForPlanning: Hashable, Sendable {
     let settings: ContactSettings?
     let giftIdeas: [String]
     let notes: [String]
+    let timeZone: ContactTimeZone?
 
     /// nil when there is nothing to keep.
-    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String]) {
-        if settings == nil, giftIdeas.isEmpty, notes.isEmpty { return nil }
+    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String], timeZone: ContactTimeZone?) {
+        if settings == nil, giftIdeas.isEmpty, notes.isEmpty, timeZone == nil { return nil }
         self.settings = settings
         self.giftIdeas = giftIdeas
         self.notes = notes
+        self.timeZone = timeZone
     }
 
     static func == (a: KeptForPlanning, b: KeptForPlanning) -> Bool {
-        a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes
+        a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes && a.timeZone == b.timeZone
     }
 
     func hash(into hasher: inout Hasher) {
@@ -127,17 +129,22 @@ public struct PlanningContact: Hashable, Sendable {
     /// The contact's own settings (`buzz set`); nil when none.
     public var settings: ContactSettings? {
         get { kept?.settings }
-        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes) }
+        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes, timeZone: timeZone) }
     }
     /// Open gift ideas, oldest first (template variable `gift_ideas`).
     public var giftIdeas: [String] {
         get { kept?.giftIdeas ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes, timeZone: timeZone) }
     }
     /// Notes, oldest first (template variable `notes`).
     public var notes: [String] {
         get { kept?.notes ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue, timeZone: timeZone) }
+    }
+    /// The card's `TZ` (`their_time` in reminders); nil when unknown.
+    public var timeZone: ContactTimeZone? {
+        get { kept?.timeZone }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, timeZone: newValue) }
     }
 
     public init(id: String, name: String, firstName: String? = nil, birthday: Birthday?, categories: [String] = [],
@@ -151,7 +158,7 @@ public struct PlanningContact: Hashable, Sendable {
         self.isIncluded = isIncluded
         self.includedAt = includedAt
         self.anniversary = anniversary
-        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes)
+        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, timeZone: nil)
     }
 
     private static func pack(_ date: Birthday?) -> Int64 {
@@ -177,8 +184,10 @@ public struct PlanningContact: Hashable, Sendable {
 extension Contact {
     /// What the planner needs of this contact.
     public var planning: PlanningContact {
-        PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday, categories: card.categories,
-                        isIncluded: isIncluded, includedAt: includedAt, anniversary: anniversary, settings: settings)
+        var planning = PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday, categories: card.categories,
+                                       isIncluded: isIncluded, includedAt: includedAt, anniversary: anniversary, settings: settings)
+        planning.timeZone = card.timeZone
+        return planning
     }
 }
 

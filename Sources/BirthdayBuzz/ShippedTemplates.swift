@@ -8,6 +8,9 @@ public enum ShippedTemplates {
 
 {{#today}}
 {{#has_years}}Heute, am {{date}}, feiert {{first_name}} {{years}} Jahre.{{/has_years}}{{^has_years}}Heute, am {{date}}, hat {{first_name}} Jahrestag.{{/has_years}}
+{{#has_their_time}}
+{{first_name}}s Jahrestag {{#their_day_starts_day_before}}hat gestern um {{their_day_starts}} Uhr deiner Zeit begonnen{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}beginnt um {{their_day_starts}} Uhr deiner Zeit{{/their_day_starts_day_before}} (dort ist es jetzt {{their_time}} Uhr).
+{{/has_their_time}}
 Ein paar herzliche Worte bedeuten viel.
 {{/today}}
 {{#tomorrow}}
@@ -79,6 +82,9 @@ Kontakte ohne Geburtstag: {{missing_count}} (buzz list --missing)
 
 {{#today}}
 {{#has_age}}Heute, am {{date}}, wird {{first_name}} {{age}}.{{/has_age}}{{^has_age}}Heute, am {{date}}, hat {{first_name}} Geburtstag.{{/has_age}}
+{{#has_their_time}}
+{{first_name}}s Geburtstag {{#their_day_starts_day_before}}hat gestern um {{their_day_starts}} Uhr deiner Zeit begonnen{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}beginnt um {{their_day_starts}} Uhr deiner Zeit{{/their_day_starts_day_before}} (dort ist es jetzt {{their_time}} Uhr).
+{{/has_their_time}}
 Über einen kurzen Anruf oder ein paar liebe Worte freut sich {{first_name}} bestimmt.
 {{/today}}
 {{#tomorrow}}
@@ -114,6 +120,9 @@ Alles Liebe zum Geburtstag, {{first_name}}!{{#has_age}} {{age}} steht dir gut.{{
 
 {{#today}}
 {{#has_years}}{{years}} years today, {{date}}: {{first_name}} celebrates an anniversary.{{/has_years}}{{^has_years}}Today, {{date}}, is {{first_name}}'s anniversary.{{/has_years}}
+{{#has_their_time}}
+{{first_name}}'s anniversary {{#their_day_starts_day_before}}began yesterday at{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}starts at{{/their_day_starts_day_before}} {{their_day_starts}} your time (it is {{their_time}} there now).
+{{/has_their_time}}
 A few warm words will mean a lot.
 {{/today}}
 {{#tomorrow}}
@@ -185,6 +194,9 @@ Contacts without a birthday: {{missing_count}} (buzz list --missing)
 
 {{#today}}
 {{#has_age}}{{first_name}} turns {{age}} today, {{date}}.{{/has_age}}{{^has_age}}Today, {{date}}, is {{first_name}}'s birthday.{{/has_age}}
+{{#has_their_time}}
+{{first_name}}'s birthday {{#their_day_starts_day_before}}began yesterday at{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}starts at{{/their_day_starts_day_before}} {{their_day_starts}} your time (it is {{their_time}} there now).
+{{/has_their_time}}
 A quick call or a few kind words will make their day.
 {{/today}}
 {{#tomorrow}}
@@ -220,6 +232,9 @@ Happy birthday, {{first_name}}!{{#has_age}} {{age}} looks good on you.{{/has_age
 
 {{#today}}
 {{#has_years}}Hoy, {{date}}, {{first_name}} celebra {{years}} años de aniversario.{{/has_years}}{{^has_years}}Hoy, {{date}}, es el aniversario de {{first_name}}.{{/has_years}}
+{{#has_their_time}}
+El aniversario de {{first_name}} {{#their_day_starts_day_before}}empezó ayer a las{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}empieza a las{{/their_day_starts_day_before}} {{their_day_starts}} de tu hora (allí son las {{their_time}}).
+{{/has_their_time}}
 Unas palabras cariñosas significarán mucho.
 {{/today}}
 {{#tomorrow}}
@@ -291,6 +306,9 @@ Contactos sin cumpleaños: {{missing_count}} (buzz list --missing)
 
 {{#today}}
 {{#has_age}}{{first_name}} cumple {{age}} años hoy, {{date}}.{{/has_age}}{{^has_age}}Hoy, {{date}}, es el cumpleaños de {{first_name}}.{{/has_age}}
+{{#has_their_time}}
+El cumpleaños de {{first_name}} {{#their_day_starts_day_before}}empezó ayer a las{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}empieza a las{{/their_day_starts_day_before}} {{their_day_starts}} de tu hora (allí son las {{their_time}}).
+{{/has_their_time}}
 Una llamada o unas palabras bonitas le alegrarán el día.
 {{/today}}
 {{#tomorrow}}
@@ -326,6 +344,9 @@ Este mensaje llega por aquí porque no pudo entregarse por {{#fallback_for}}{{.}
 
 {{#today}}
 {{#has_years}}{{years}} ans aujourd'hui, {{date}} : {{first_name}} fête son anniversaire de mariage.{{/has_years}}{{^has_years}}Aujourd'hui, {{date}}, {{first_name}} fête son anniversaire de mariage.{{/has_years}}
+{{#has_their_time}}
+L'anniversaire de mariage de {{first_name}} {{#their_day_starts_day_before}}a commencé hier à{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}commence à{{/their_day_starts_day_before}} {{their_day_starts}}, heure de chez vous (il est {{their_time}} là-bas).
+{{/has_their_time}}
 Quelques mots chaleureux lui feront plaisir.
 {{/today}}
 {{#tomorrow}}
@@ -397,6 +418,9 @@ Contacts sans date d'anniversaire : {{missing_count}} (buzz list --missing)
 
 {{#today}}
 {{#has_age}}{{first_name}} a {{age}} ans aujourd'hui, {{date}}.{{/has_age}}{{^has_age}}Aujourd'hui, {{date}}, {{first_name}} fête son anniversaire.{{/has_age}}
+{{#has_their_time}}
+L'anniversaire de {{first_name}} {{#their_day_starts_day_before}}a commencé hier à{{/their_day_starts_day_before}}{{^their_day_starts_day_before}}commence à{{/their_day_starts_day_before}} {{their_day_starts}}, heure de chez vous (il est {{their_time}} là-bas).
+{{/has_their_time}}
 Un petit appel ou quelques mots gentils lui feront sûrement plaisir.
 {{/today}}
 {{#tomorrow}}

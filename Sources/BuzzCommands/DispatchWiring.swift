@@ -11,6 +11,8 @@ final class DispatchWiring: Sendable {
     let dispatcher: Dispatcher
     /// The `[digests.NAME]` sends, run after the reminder pass with the same channels.
     let digests: DigestDispatcher
+    /// Wishes scheduled with `buzz wish --at`, run after the digests with the same channels.
+    let wishes: ScheduledWishDispatcher
     private let built: ChannelCache
 
     /// - Parameter notificationActions: `buzz run`'s keeper of notification ids; with it, desktop
@@ -52,6 +54,9 @@ final class DispatchWiring: Sendable {
             scrub: { text, channel in scrubber.scrub(text, channel: channel) })
         digests = DigestDispatcher(config: config, ledger: ledger, renderer: renderer, channel: channel,
                                    scrub: { text, channel in scrubber.scrub(text, channel: channel) })
+        wishes = ScheduledWishDispatcher(config: config, ledger: ledger, templates: templates,
+                                         contact: { id in try store.contact(id: id) }, channel: channel,
+                                         scrub: { text, channel in scrubber.scrub(text, channel: channel) })
     }
 
     /// How many contacts a digest counts as missing a birthday: those without
@@ -75,6 +80,9 @@ final class DispatchWiring: Sendable {
             report.add(try await digests.pass(contacts: contacts, missingCount: Self.missingCount(store), watermark: watermark,
                                               now: now, dryRun: dryRun, unfinished: unfinished, shouldStop: shouldStop))
         }
+        if !shouldStop() {
+            report.add(try await wishes.pass(now: now, dryRun: dryRun, unfinished: unfinished, shouldStop: shouldStop))
+        }
         return report
     }
 
@@ -83,7 +91,8 @@ final class DispatchWiring: Sendable {
         let unfinished = try dispatcher.ledger.unfinished()
         let reminders = try dispatcher.nextWake(contacts: contacts, now: now, unfinished: unfinished)
         let digest = try digests.nextWake(now: now, unfinished: unfinished)
-        return [reminders, digest].compactMap(\.self).min()
+        let wish = try wishes.nextWake(now: now, unfinished: unfinished)
+        return [reminders, digest, wish].compactMap(\.self).min()
     }
 
     /// Closes every channel that was opened.
@@ -110,7 +119,9 @@ struct TemplateRenderer: ReminderRendering, DigestRendering {
         let text = templates.renderReminder(name: contact.name, firstName: contact.firstName, daysUntil: daysUntil,
                                             age: event.age, date: event.occurrence, locale: locale,
                                             occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes,
-                                            routing: routing)
+                                            routing: routing,
+                                            theirDay: TheirDay(zone: contact.timeZone, occurrence: event.occurrence,
+                                                               fireAt: event.fireAt, ours: clock))
         return Message(kind: event.occasion == .birthday ? .reminder : .anniversary, id: event.id, title: text.title, body: text.body,
                        contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence,
                        daysUntil: daysUntil, locale: text.locale)

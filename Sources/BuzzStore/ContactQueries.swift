@@ -129,7 +129,7 @@ extension BuzzDatabase {
             var contacts: [PlanningContact] = []
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary
+                       first_name, anniversary, time_zone
                 FROM contact
                 WHERE decision = 1 AND ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
                   AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL
@@ -148,6 +148,9 @@ extension BuzzDatabase {
                     id: row[0], name: row[1], firstName: row[9], birthday: birthday,
                     categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
                     includedAt: row[8], anniversary: Self.anniversary(row, 10)))
+                if !row.hasNull(atIndex: 11) {
+                    contacts[contacts.count - 1].timeZone = (row[11] as String?).flatMap(ContactTimeZone.init(stored:))
+                }
             }
             try Self.applyPlanningExtras(to: &contacts, db)
             return contacts
@@ -263,7 +266,7 @@ enum ContactColumns {
         id, COALESCE((SELECT label FROM source_state WHERE source_state.id = contact.source), source) AS source, \
         name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
-        last_request_date, request_channel, deathdate
+        last_request_date, request_channel, deathdate, time_zone
         """
 
     /// SQL true for a deceased contact row: marked so by hand, or a date of death
@@ -306,6 +309,7 @@ enum ContactColumns {
         if let death: String = row[21] {
             if let date = Birthday(storedFormWithCalendar: death) { card.deathDate = date } else { card.deathText = death }
         }
+        card.timeZone = (row[22] as String?).flatMap(ContactTimeZone.init(stored:))
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
                        source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20],

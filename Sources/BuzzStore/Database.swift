@@ -246,6 +246,7 @@ public final class BuzzDatabase: Sendable {
         registerNotificationEscalation(&migrator)
         SQLiteLedger.registerProblemIndex(&migrator)
         registerDeparted(&migrator)
+        registerContactTimeZone(&migrator)
         return migrator
     }
 
