@@ -42,7 +42,9 @@ struct ShowCommand: ParsableCommand {
         let birthdayRoute = planner.route(for: planning, occasion: .birthday)
         let anniversaryRoute = planner.route(for: planning, occasion: .anniversary)
         let clock = context.clock
-        let scheduledWishes = history.filter { $0.kind == .wish && [.pending, .retrying].contains($0.state) }
+        // A deceased contact's scheduled wish is never sent (the next pass closes it): not listed.
+        let scheduledWishes = found.isDeceased ? []
+            : history.filter { $0.kind == .wish && [.pending, .retrying].contains($0.state) }
 
         if json {
             var row = JSONObject()

@@ -119,10 +119,12 @@ extension UpcomingRow {
         return "\(clock.iso8601(row.fireAt))  \(name) — wish (\(occurrence)) → \(row.channel)"
     }
 
-    /// Scheduled wishes that fire after `now` (up to `until`), by fire time.
+    /// Scheduled wishes that fire after `now` (up to `until`), by fire time; not
+    /// those of a contact gone or deceased (the next pass closes them unsent).
     static func scheduledWishes(store: BuzzDatabase, now: Int64, until: Int64?) throws -> [LedgerRow] {
         try SQLiteLedger(store).rows(kind: .wish, firedAfter: now)
             .filter { [.pending, .retrying].contains($0.state) && $0.fireAt <= (until ?? .max) }
+            .filter { row in try store.contact(id: row.contactID).map { !$0.isDeceased } ?? false }
             .sorted { ($0.fireAt, $0.eventID) < ($1.fireAt, $1.eventID) }
     }
 }

@@ -52,8 +52,8 @@ import Testing
         let plain = try await sandbox.run(["wish", "Aiko", "--now", now])
         #expect(plain.status == 0 && plain.stdout.contains("a wish is scheduled on 2027-03-15"), "\(plain)")
 
-        // Ben (UTC-05:00) at 10:00 his time: 15:00Z; nothing will run until his day has ended.
-        #expect(try await sandbox.run(["wish", "Ben", "--at", "10:00", "--now", now]).status == 0)
+        // Ben (UTC-05:00) at 23:30 his time: 04:30Z on the 16th; nothing runs until his day has ended.
+        #expect(try await sandbox.run(["wish", "Ben", "--at", "23:30", "--now", now]).status == 0)
 
         #expect(try await sandbox.run(["tick", "--now", "2027-03-14T23:59:59Z"]).status == 0)
         #expect(try await sink.requests().isEmpty)
@@ -68,10 +68,12 @@ import Testing
         #expect(try await sink.requests().count == 1)
         #expect(try await Self.historyStates(sandbox, "Aiko") == ["aiko/wish/2027-03-15 sent"])
 
-        // Ben's day ended at 2027-03-16T05:00Z with nothing run since: missed, never sent late.
+        // Ben's day ended at 2027-03-16T05:00Z, half an hour after his wish's time (within
+        // catch_up) with nothing run since: missed, never sent after his day.
         // (Status 1: the birthday reminders of the 15th were missed too, a problem.)
         let late = try await sandbox.run(["tick", "--json", "--now", "2027-03-16T05:00:01Z"])
-        #expect(late.stdout.contains("{\"id\":\"ben/wish/2027-03-15\",\"channel\":\"gateway\",\"status\":\"missed\""), "\(late)")
+        #expect(late.stdout.contains("{\"id\":\"ben/wish/2027-03-15\",\"channel\":\"gateway\",\"status\":\"missed\","
+                                     + "\"error\":\"its day ended before it could be sent\""), "\(late)")
         #expect(try await sink.requests().count == 1)
         #expect(try await Self.historyStates(sandbox, "Ben") == ["ben/wish/2027-03-15 missed"])
     }
@@ -112,6 +114,15 @@ import Testing
         #expect(dead.status == 2 && dead.stderrLines.count == 1 && dead.stderr.contains("deceased"), "\(dead)")
         let badTime = try await sandbox.run(["wish", "Aiko", "--at", "25:00", "--now", now])
         #expect(badTime.status == 2, "\(badTime)")
+
+        // Marked deceased after it was scheduled: no longer listed, and closed unsent at its time.
+        #expect(try await sandbox.run(["wish", "Aiko", "--at", "09:00", "--now", "2027-03-16T00:00Z"]).status == 0)
+        #expect(try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-03-16T00:00Z"]).contains { $0["occasion"] == .string("wish") })
+        #expect(try await sandbox.run(["set", "Aiko", "--deceased"]).status == 0)
+        #expect(!(try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-03-16T00:00Z"]).contains { $0["occasion"] == .string("wish") }))
+        _ = try await sandbox.run(["tick", "--now", "2028-03-15T00:00Z"])
+        #expect(try await sink.requests().count == 1)
+        #expect(try await Self.historyStates(sandbox, "Aiko").first == "aiko/wish/2028-03-15 skipped")
     }
 
     /// Without an sms channel the route is share: it needs the user, so it cannot be scheduled.
@@ -124,5 +135,44 @@ import Testing
         #expect(refused.status == 2 && refused.stderrLines.count == 1, "\(refused)")
         #expect(refused.stderr.contains("by share needs you to send it, so it cannot be scheduled"), "\(refused)")
         #expect(try await sandbox.run(["outbox", "--json"]).stdout.contains("bo/wish") == false)
+    }
+
+    /// The card's TZ is kept through import (and re-import when it changes), shown
+    /// by show, and the day-of reminder `tick` sends says when their day starts.
+    @Test func theirTimeZoneIsKeptShownAndInTheDayOfReminder() async throws {
+        let sandbox = try AskCommandTests.world()
+        try await Self.cards(sandbox)
+        let show = try await sandbox.run(["show", "Ben", "--json"])
+        #expect(show.stdout.contains("\"time_zone\":\"UTC-05:00\""), "\(show)")
+        #expect(try await sandbox.run(["show", "Aiko"]).stdout.contains("time zone:    Asia/Tokyo"))
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
+        #expect(tick.status == 0, "\(tick)")
+        let output = tick.stdout + tick.stderr
+        #expect(output.contains("Aiko's birthday began yesterday at 15:00 your time (it is 18:00 there now)."), "\(tick)")
+        #expect(output.contains("Ben's birthday starts at 05:00 your time (it is 04:00 there now)."), "\(tick)")
+
+        // A moved contact: the new TZ replaces the old on re-import; a card without one clears it.
+        try await AskCommandTests.importCards(sandbox, [
+            VCard.card(uid: "aiko", name: "Aiko Tanaka", bday: "1990-03-15", phones: ["+81 90 1234 5678"],
+                       extra: ["TZ;VALUE=text:Europe/Paris"], version: "4.0"),
+            VCard.card(uid: "ben", name: "Ben Ortiz", bday: "--03-15", phones: ["+1 555 0100 77"]),
+        ])
+        #expect(try await sandbox.run(["show", "Aiko", "--json"]).stdout.contains("\"time_zone\":\"Europe/Paris\""))
+        #expect(try await sandbox.run(["show", "Ben", "--json"]).stdout.contains("\"time_zone\":null"))
+    }
+
+    /// A TZ that names no zone this system knows is ignored: the card is imported
+    /// as ever, with no warning; only a debug log (BUZZ_LOG_LEVEL=debug) tells of it.
+    @Test func anUnknownTimeZoneIsIgnoredWithADebugLine() async throws {
+        let sandbox = try AskCommandTests.world()
+        let file = try sandbox.write("contacts.vcf", VCard.card(uid: "mars", name: "Mara Red", bday: "1990-03-15",
+                                                                extra: ["TZ:Mars/Olympus_Mons"], version: "4.0"))
+        let quiet = try await sandbox.run(["import", file])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("TZ"), "\(quiet)")
+        let debug = try await sandbox.run(["import", file], environment: ["BUZZ_LOG_LEVEL": "debug"])
+        #expect(debug.status == 0, "\(debug)")
+        #expect(debug.stderr.contains("UID mars: TZ \"Mars/Olympus_Mons\" is not a time zone this system knows; ignored"), "\(debug)")
+        let show = try await sandbox.run(["show", "Mara", "--json"])
+        #expect(show.stdout.contains("\"time_zone\":null") && show.stdout.contains("\"birthday\":\"1990-03-15\""), "\(show)")
     }
 }
