@@ -99,13 +99,16 @@ import Testing
         #expect(try await sandbox.run(["tick", "--now", "2027-03-15T00:00Z"]).status == 0)
         #expect(try await sink.requests().isEmpty)
 
-        // --force: sent now, and the scheduled one does not go again at its time.
-        #expect(try await sandbox.run(["wish", "Ben", "--at", "10:00", "--now", "2027-03-15T01:00Z"]).status == 0)
-        let forced = try await sandbox.run(["wish", "Ben", "--force", "--now", "2027-03-15T02:00Z"])
+        // --force: sent now (two days late, a belated wish for 2027), and the one scheduled
+        // for next year's birthday is cancelled: it does not go at its time.
+        let nextYear = try await sandbox.run(["wish", "Ben", "--at", "10:00", "--now", "2027-03-17T12:00Z"])
+        #expect(nextYear.stdout.contains("on 2028-03-15 at 10:00 UTC-05:00"), "\(nextYear)")
+        let forced = try await sandbox.run(["wish", "Ben", "--force", "--now", "2027-03-17T12:05Z"])
         #expect(forced.status == 0, "\(forced)")
-        #expect(try await sink.requests().count == 1)
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-15T15:00Z"]).status == 0)
-        #expect(try await sink.requests().count == 1)
+        #expect(try await DaemonLoopTests.keys(sink) == ["ben/wish/2027-03-15"])
+        _ = try await sandbox.run(["tick", "--now", "2028-03-15T15:00Z"])
+        #expect(try await DaemonLoopTests.keys(sink) == ["ben/wish/2027-03-15"])
+        #expect(try await Self.historyStates(sandbox, "Ben").contains("ben/wish/2028-03-15 skipped"))
 
         // Refused at once with one line: share (--via), the dead, a bad time.
         let share = try await sandbox.run(["wish", "Aiko", "--at", "09:00", "--via", "share", "--now", now])
