@@ -162,6 +162,8 @@ order = ["sms", "email", "share"]
 # email = "mail"
 # "send" mails the ask through the email channel; "compose" opens it in your
 # mail client (xdg-open mailto:…) for you to review and send.
+# `buzz wish` uses the same routes; a wish scheduled with `buzz wish NAME --at HH:MM`
+# needs one that sends by itself: sms, or email with email_mode = "send".
 email_mode = "send"
 # Days before the same contact may be asked again (without --force).
 cooldown_days = 30
