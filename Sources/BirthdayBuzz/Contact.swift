@@ -51,6 +51,10 @@ public struct ContactCard: Hashable, Sendable {
     public var categories: [String]
     /// BCP 47 language tag from LANG, if any.
     public var language: String?
+    /// The card's `TZ`, when it names a zone (an IANA name or a UTC offset).
+    public var timeZone: ContactTimeZone?
+    /// A `TZ` value that names no known zone: not kept, only reported at debug level.
+    public var unreadTimeZone: String?
     /// A group card (`KIND:group`, `X-ADDRESSBOOKSERVER-KIND:group`): a list of
     /// people, not a person. Import leaves it out of the store.
     public var isGroup: Bool
@@ -68,6 +72,8 @@ public struct ContactCard: Hashable, Sendable {
         self.anniversary = anniversary
         self.deathDate = nil
         self.deathText = nil
+        self.timeZone = nil
+        self.unreadTimeZone = nil
         self.phones = phones
         self.emails = emails
         self.categories = categories

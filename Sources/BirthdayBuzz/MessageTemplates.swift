@@ -114,7 +114,7 @@ public struct MessageTemplates: Sendable {
                                           "has_fallback", "problem"]
                 if kind.hasYears { names.formUnion([kind.yearsVariable, "has_" + kind.yearsVariable]) }
                 if kind.isLabelled { names.formUnion(["label", "has_label"]) }
-                return names
+                return names.union(MessageTemplates.theirDayVariables)
             }
             switch rawValue {
             case "notice": return Set(["count", "one", "problems", "name", "occasion", "label", "has_label", "date", "reason",
@@ -129,6 +129,14 @@ public struct MessageTemplates: Sendable {
             }
         }
     }
+
+    /// A reminder's variables about the contact's own day, all absent unless their
+    /// time zone is known and differs from the user's: `their_time` (their clock at
+    /// the reminder's time, "15:00"), `their_day_starts` (when their occasion day
+    /// begins in the user's time), `their_day_starts_day_before` (it begins on the
+    /// day before, in the user's time), and `has_their_time`.
+    static let theirDayVariables: Set<String> = ["their_time", "has_their_time", "their_day_starts",
+                                                  "their_day_starts_day_before"]
 
     struct Compiled: Sendable {
         let title: ChunkedTemplate
@@ -210,12 +218,13 @@ public struct MessageTemplates: Sendable {
     public func renderReminder(name: String, firstName: String, daysUntil: Int, age: Int?,
                                date: LocalDate, locale: String, occasion: Occasion = .birthday,
                                giftIdeas: [String] = [], notes: [String] = [],
-                               routing: RoutingNote? = nil) -> (title: String, body: String, locale: String) {
+                               routing: RoutingNote? = nil, theirDay: TheirDay? = nil) -> (title: String, body: String, locale: String) {
         let kind = Kind.reminder(of: occasion.kind)
         let first = Self.nonBlank(firstName) ?? name
         let shownName = Self.nonBlank(name) ?? first
-        guard giftIdeas.isEmpty, notes.isEmpty, routing == nil else {
-            // Texts with the contact's own lists, or a fallback's reason, are not shared with anyone: no cache.
+        guard giftIdeas.isEmpty, notes.isEmpty, routing == nil, theirDay == nil else {
+            // Texts with the contact's own lists, a fallback's reason, or their own
+            // time zone are not shared with anyone: no cache.
             let used = resolvedLocale(kind: kind, preferred: [locale])
             var values = Self.reminderValues(kind: kind, name: shownName, firstName: first, daysUntil: daysUntil, age: age,
                                              date: Self.format(date, locale: Self.dateLocale(requested: locale, used: used)),
@@ -224,6 +233,12 @@ public struct MessageTemplates: Sendable {
                 values["fallback_for"] = routing.fallbackFor
                 values["has_fallback"] = true
                 values["problem"] = routing.problem
+            }
+            if let theirDay {
+                values["has_their_time"] = true
+                values["their_time"] = theirDay.theirTime
+                values["their_day_starts"] = theirDay.dayStarts
+                values["their_day_starts_day_before"] = theirDay.dayStartsTheDayBefore
             }
             return render(kind, locale: used, values: values, fallbackTitle: name)
         }

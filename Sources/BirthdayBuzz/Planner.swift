@@ -70,24 +70,28 @@ public struct ContactSettings: Hashable, Sendable {
     public var isEmpty: Bool { offsets == nil && time == nil && channels == nil }
 }
 
-/// A contact's own settings, open gift ideas and notes, as planning and rendering see them.
+/// A contact's own settings, open gift ideas, notes and time zone, as planning and rendering see them.
 private final class KeptForPlanning: Hashable, Sendable {
     let settings: ContactSettings?
     let giftIdeas: [String]
     let notes: [String]
     let otherDates: [OccasionDate]
+    let timeZone: ContactTimeZone?
 
     /// nil when there is nothing to keep.
-    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String], otherDates: [OccasionDate]) {
-        if settings == nil, giftIdeas.isEmpty, notes.isEmpty, otherDates.isEmpty { return nil }
+    init?(settings: ContactSettings?, giftIdeas: [String], notes: [String], otherDates: [OccasionDate],
+          timeZone: ContactTimeZone?) {
+        if settings == nil, giftIdeas.isEmpty, notes.isEmpty, otherDates.isEmpty, timeZone == nil { return nil }
         self.settings = settings
         self.giftIdeas = giftIdeas
         self.notes = notes
         self.otherDates = otherDates
+        self.timeZone = timeZone
     }
 
     static func == (a: KeptForPlanning, b: KeptForPlanning) -> Bool {
         a.settings == b.settings && a.giftIdeas == b.giftIdeas && a.notes == b.notes && a.otherDates == b.otherDates
+            && a.timeZone == b.timeZone
     }
 
     func hash(into hasher: inout Hasher) {
@@ -128,23 +132,33 @@ public struct PlanningContact: Hashable, Sendable {
     /// The contact's own settings (`buzz set`); nil when none.
     public var settings: ContactSettings? {
         get { kept?.settings }
-        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates) }
+        set { kept = KeptForPlanning(settings: newValue, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates,
+                                     timeZone: timeZone) }
     }
     /// Open gift ideas, oldest first (template variable `gift_ideas`).
     public var giftIdeas: [String] {
         get { kept?.giftIdeas ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes, otherDates: otherDates) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: newValue, notes: notes, otherDates: otherDates,
+                                     timeZone: timeZone) }
     }
     /// Notes, oldest first (template variable `notes`).
     public var notes: [String] {
         get { kept?.notes ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue, otherDates: otherDates) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: newValue, otherDates: otherDates,
+                                     timeZone: timeZone) }
     }
     /// The dates of the kinds other than birthday and anniversary that count
     /// (the hand-entered ones, else the card's): a memorial, labelled dates.
     public var otherDates: [OccasionDate] {
         get { kept?.otherDates ?? [] }
-        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: newValue) }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: newValue,
+                                     timeZone: timeZone) }
+    }
+    /// The card's `TZ` (`their_time` in reminders); nil when unknown.
+    public var timeZone: ContactTimeZone? {
+        get { kept?.timeZone }
+        set { kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates,
+                                     timeZone: newValue) }
     }
 
     public init(id: String, name: String, firstName: String? = nil, birthday: Birthday?, categories: [String] = [],
@@ -160,7 +174,8 @@ public struct PlanningContact: Hashable, Sendable {
         self.includedAt = includedAt
         self.anniversary = anniversary
         self.isDeceased = isDeceased
-        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates)
+        kept = KeptForPlanning(settings: settings, giftIdeas: giftIdeas, notes: notes, otherDates: otherDates,
+                                 timeZone: nil)
     }
 
     private static func pack(_ date: Birthday?) -> Int64 {
@@ -196,9 +211,12 @@ public struct PlanningContact: Hashable, Sendable {
 extension Contact {
     /// What the planner needs of this contact.
     public var planning: PlanningContact {
-        PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday, categories: card.categories,
-                        isIncluded: isIncluded, includedAt: includedAt, anniversary: anniversary, settings: settings,
-                        otherDates: otherDates, isDeceased: isDeceased)
+        var planning = PlanningContact(id: id, name: name, firstName: card.firstName, birthday: birthday,
+                                       categories: card.categories, isIncluded: isIncluded, includedAt: includedAt,
+                                       anniversary: anniversary, settings: settings, otherDates: otherDates,
+                                       isDeceased: isDeceased)
+        planning.timeZone = card.timeZone
+        return planning
     }
 }
 

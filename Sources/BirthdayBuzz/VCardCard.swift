@@ -13,6 +13,7 @@ struct CardBuilder {
     private var altBday: RawProperty?
     private var anniversary: RawProperty?
     private var deathDate: RawProperty?
+    private var timeZone: RawProperty?
     private var phones: [Phone] = []
     private var emails: [Email] = []
     private var categories: [String] = []
@@ -51,6 +52,8 @@ struct CardBuilder {
             if anniversary == nil { anniversary = property }
         case .deathDate:
             if deathDate == nil { deathDate = property }
+        case .tz:
+            if timeZone == nil { timeZone = property }
         case .tel:
             var number = OneLine.collapsed(VCardText.decode(property))
             if VCardText.isLonger(number, andStartsWith: "TEL:") {
@@ -182,6 +185,17 @@ struct CardBuilder {
             case .invalid:
                 let text = OneLine.collapsed(VCardText.decode(deathDate))
                 if !text.isEmpty { card.deathText = text }
+            }
+        }
+        // TZ: `-05:00`, `VALUE=utc-offset:-0500` (vCard 3), `Asia/Tokyo`,
+        // `VALUE=text:…` (vCard 4). A URI, or a name no zone database knows, is
+        // ignored (kept aside for a debug line, never a problem for the import).
+        if let timeZone, timeZone.parameter("VALUE")?.lowercased() != "uri" {
+            let text = OneLine.collapsed(VCardText.decode(timeZone))
+            if let zone = ContactTimeZone(vCardValue: text) {
+                card.timeZone = zone
+            } else if !text.isEmpty {
+                card.unreadTimeZone = text
             }
         }
         return .card(card, problems: problems)

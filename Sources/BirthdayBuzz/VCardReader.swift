@@ -239,6 +239,7 @@ public struct VCardReader {
 enum PropertyName: UInt8 {
     case begin, end, version, uid, fn, n, bday, altBday, anniversary, tel, email, categories, lang, agent
     case deathDate  // DEATHDATE (RFC 6474), X-DEATHDATE
+    case tz  // TZ: the contact's time zone (an IANA name or a UTC offset)
     case kind  // KIND, X-ADDRESSBOOKSERVER-KIND: a group card is not a person
     case abDate, abLabel  // Apple's `itemN.X-ABDATE` and the `itemN.X-ABLabel` that names it
     case dropped  // PHOTO, LOGO, SOUND, KEY: value discarded while streaming
@@ -250,7 +251,7 @@ enum PropertyName: UInt8 {
         func equals(_ word: StaticString) -> Bool { asciiCaseEquals(name, word) }
         switch name.count {
         case 1: return equals("N") ? .n : .other
-        case 2: return equals("FN") ? .fn : .other
+        case 2: return equals("FN") ? .fn : equals("TZ") ? .tz : .other
         case 3: return equals("END") ? .end : equals("UID") ? .uid : equals("TEL") ? .tel : equals("KEY") ? .dropped : .other
         case 4:
             return equals("BDAY") ? .bday : equals("LANG") ? .lang : equals("LOGO") ? .dropped

@@ -297,6 +297,16 @@ struct WishFlow {
         guard let birthday = contact.birthday else {
             throw CLIError.request("\(contact.name) has no birthday on file: nothing to wish for (ask for it: buzz ask)")
         }
+        // A wish scheduled for later (`--at`) is the wish: nothing now, unless --force
+        // sends now (and cancels it).
+        if let waiting = try scheduled(contact) {
+            let when = Self.when(waiting, contact: contact, ours: context.clock)
+            guard ask.force else {
+                ask.say("\(contact.name): a wish is scheduled \(when); nothing sent now (--force sends now and cancels it, --cancel removes it)")
+                return
+            }
+            if !ask.dryRun { try cancel(contact, reason: "sent by hand instead (buzz wish --force)", quiet: true) }
+        }
         let occurrence = Self.occurrence(of: birthday, today: context.today, feb29: context.config.reminders.feb29)
         let eventID = Self.eventID(contactID: contact.id, occurrence: occurrence.date)
         var already: String?

@@ -17,6 +17,8 @@ enum BackgroundSync {
     struct Outcome: Sendable {
         var report: SourceReport?
         var warnings: [String] = []
+        /// Lines only a debug log shows (an unknown TZ on a card).
+        var debug: [String] = []
         var error: String?
     }
 
@@ -27,8 +29,11 @@ enum BackgroundSync {
             var outcome = Outcome()
             do {
                 var warnings: [String] = []
-                let report = try syncer.sync(source, onlyIfChanged: onlyIfChanged, warn: { warnings.append($0) })
+                var debug: [String] = []
+                let report = try syncer.sync(source, onlyIfChanged: onlyIfChanged, warn: { warnings.append($0) },
+                                             debug: { debug.append($0) })
                 outcome.report = report
+                outcome.debug = debug
                 outcome.warnings = warnings + report.duplicateWarnings
             } catch {
                 outcome.error = "\(source.label): not synced: \(singleLine(error))"
@@ -213,7 +218,7 @@ final class DaemonSourceSyncs: Sendable {
     /// when it is tried again); per-card warnings at debug level (they may name contacts).
     private func log(_ outcome: BackgroundSync.Outcome, clock: WallClock) {
         guard !isStopping else { return }
-        for warning in outcome.warnings { logger.debug("\(warning)") }
+        for warning in outcome.warnings + outcome.debug { logger.debug("\(warning)") }
         if let error = outcome.error { logger.error("sync failed: \(error)") }
         guard let report = outcome.report else { return }
         switch report.status {

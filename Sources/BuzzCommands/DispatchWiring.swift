@@ -11,6 +11,8 @@ final class DispatchWiring: Sendable {
     let dispatcher: Dispatcher
     /// The `[digests.NAME]` sends, run after the reminder pass with the same channels.
     let digests: DigestDispatcher
+    /// Wishes scheduled with `buzz wish --at`, run after the digests with the same channels.
+    let wishes: ScheduledWishDispatcher
     private let built: ChannelCache
 
     /// - Parameter notificationActions: `buzz run`'s keeper of notification ids; with it, desktop
@@ -53,6 +55,9 @@ final class DispatchWiring: Sendable {
         digests = DigestDispatcher(config: config, prepared: context.prepared, ledger: ledger, renderer: renderer,
                                    channel: channel,
                                    scrub: { text, channel in scrubber.scrub(text, channel: channel) })
+        wishes = ScheduledWishDispatcher(config: config, ledger: ledger, templates: templates,
+                                         contact: { id in try store.contact(id: id) }, channel: channel,
+                                         scrub: { text, channel in scrubber.scrub(text, channel: channel) })
     }
 
     /// How many contacts a digest counts as missing a birthday: those without
@@ -76,6 +81,9 @@ final class DispatchWiring: Sendable {
             report.add(try await digests.pass(contacts: contacts, missingCount: Self.missingCount(store), watermark: watermark,
                                               now: now, dryRun: dryRun, unfinished: unfinished, shouldStop: shouldStop))
         }
+        if !shouldStop() {
+            report.add(try await wishes.pass(now: now, dryRun: dryRun, unfinished: unfinished, shouldStop: shouldStop))
+        }
         return report
     }
 
@@ -84,7 +92,8 @@ final class DispatchWiring: Sendable {
         let unfinished = try dispatcher.ledger.unfinished()
         let reminders = try dispatcher.nextWake(contacts: contacts, now: now, unfinished: unfinished)
         let digest = try digests.nextWake(now: now, unfinished: unfinished)
-        return [reminders, digest].compactMap(\.self).min()
+        let wish = try wishes.nextWake(now: now, unfinished: unfinished)
+        return [reminders, digest, wish].compactMap(\.self).min()
     }
 
     /// Closes every channel that was opened.
@@ -111,7 +120,9 @@ struct TemplateRenderer: ReminderRendering, DigestRendering {
         let text = templates.renderReminder(name: contact.name, firstName: contact.firstName, daysUntil: daysUntil,
                                             age: event.age, date: event.occurrence, locale: locale,
                                             occasion: event.occasion, giftIdeas: contact.giftIdeas, notes: contact.notes,
-                                            routing: routing)
+                                            routing: routing,
+                                            theirDay: TheirDay(zone: contact.timeZone, occurrence: event.occurrence,
+                                                               fireAt: event.fireAt, ours: clock))
         return Message(kind: .reminder(of: event.occasion.kind), id: event.id, title: text.title, body: text.body,
                        contact: .init(id: contact.id, name: contact.name), occurrence: event.occurrence,
                        daysUntil: daysUntil, locale: text.locale, urgency: event.occasion.kind.urgency)

@@ -31,6 +31,9 @@ struct ImportCommand: ParsableCommand {
             sources.append(source)
         }
         let store = try context.openStore()
+        // What only a debug log says (an unknown TZ on a card): on standard error at BUZZ_LOG_LEVEL=debug, as `run` logs it.
+        let debugging = ["debug", "trace"].contains(context.environment["BUZZ_LOG_LEVEL"]?.lowercased() ?? "")
+        let debugLine: (String) -> Void = { line in if debugging { printWarning("debug: " + line) } }
         let progress = ImportProgress(totalBytes: sources.reduce(0) { $0 + $1.estimatedBytes() })
         var labels: [String: String] = [:]
         for source in sources { labels[source.id] = source.label }
@@ -41,7 +44,8 @@ struct ImportCommand: ParsableCommand {
                 // A card is a few hundred bytes; the cap bounds the guess for photo-laden files.
                 session.expectCards(min(source.estimatedBytes() / 256, 1 << 18))
                 _ = try sourceCall {
-                    try SourceSync.pump(into: session, warn: printWarning, progress: progress.advance(bytes:)) { bytesRead, emit in
+                    try SourceSync.pump(into: session, warn: printWarning, debug: debugLine,
+                                        progress: progress.advance(bytes:)) { bytesRead, emit in
                         try source.read(previousState: nil, full: true, bytesRead: bytesRead, emit: emit)
                     }
                 }

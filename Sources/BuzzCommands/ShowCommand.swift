@@ -41,6 +41,9 @@ struct ShowCommand: ParsableCommand {
         let birthdayRoute = planner.route(for: planning, occasion: .birthday)
         let anniversaryRoute = planner.route(for: planning, occasion: .anniversary)
         let clock = context.clock
+        // A deceased contact's scheduled wish is never sent (the next pass closes it): not listed.
+        let scheduledWishes = found.isDeceased ? []
+            : history.filter { $0.kind == .wish && [.pending, .retrying].contains($0.state) }
 
         if json {
             var row = JSONObject()
@@ -63,6 +66,7 @@ struct ShowCommand: ParsableCommand {
                 entry.add("from", item.from)
                 return entry.json
             }.joined(separator: ",") + "]")
+            row.add("time_zone", found.card.timeZone?.description)
             var settings = JSONObject()
             settings.add("offsets", raw: intArray(birthdayRoute.offsets))
             settings.add("offsets_from", sources.offsets)
@@ -95,7 +99,9 @@ struct ShowCommand: ParsableCommand {
                 item.add("done_at", gift.doneAt.map(clock.iso8601))
                 return item.json
             }.joined(separator: ",") + "]")
-            row.add("next", raw: "[" + (try next.map { try upcomingJSON($0, clock: clock) }).joined(separator: ",") + "]")
+            // A scheduled wish (`buzz wish --at`) is listed first among the next events, as `upcoming` has it.
+            let wishJSON = try scheduledWishes.map { try CLIJSONEncoder.encode(UpcomingRow(wish: $0, name: found.name, clock: clock)) }
+            row.add("next", raw: "[" + (wishJSON + (try next.map { try upcomingJSON($0, clock: clock) })).joined(separator: ",") + "]")
             row.add("history", raw: "[" + history.map { entry in
                 var item = JSONObject()
                 item.add("id", entry.eventID)
@@ -123,6 +129,7 @@ struct ShowCommand: ParsableCommand {
         }
         print("  birthday:     " + (found.birthday.map { "\($0) (\(Self.birthdayFrom(found) ?? "card"))" }
                                    ?? (found.birthdayCleared ? "none (the card's cleared by hand)" : "none")))
+        if let zone = found.card.timeZone { print("  time zone:    \(zone)") }
         print("  anniversary:  " + (found.anniversary.map { "\($0) (\(Self.anniversaryFrom(found) ?? "card"))" }
                                    ?? (found.anniversaryCleared ? "none (the card's cleared by hand)" : "none")))
         print("  reminders:    \(birthdayRoute.offsets.map(String.init).joined(separator: ",")) day(s) before "
@@ -150,7 +157,10 @@ struct ShowCommand: ParsableCommand {
             for gift in doneGifts { print("    - \(gift.text)") }
         }
         print("  next:")
-        if next.isEmpty { print("    nothing planned") }
+        for wish in scheduledWishes {
+            print("    wish scheduled " + WishFlow.when(wish, contact: found, ours: clock))
+        }
+        if next.isEmpty, scheduledWishes.isEmpty { print("    nothing planned") }
         for event in next { print("    " + upcomingLine(event, clock: clock)) }
         if !history.isEmpty {
             print("  history:")

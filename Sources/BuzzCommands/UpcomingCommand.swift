@@ -44,13 +44,16 @@ struct UpcomingCommand: ParsableCommand {
         let events = planner.upcoming(contacts, now: context.now, until: until, limit: limit, recorded: recorded)
         // The scheduled digests ([digests.NAME]) among them, by fire time; each counts against the limit.
         let digests = try runtime { try upcomingDigests(context: context, store: store, until: until) }
-        let rows = UpcomingRow.merged(events, digests, clock: context.clock, limit: limit)
+        // And the wishes scheduled with `buzz wish --at`.
+        let wishes = try runtime { try UpcomingRow.scheduledWishes(store: store, now: context.now, until: until) }
+        let wishNames = try runtime { try store.contactNames(ids: wishes.map(\.contactID)) }
+        let rows = UpcomingRow.merged(events, digests, clock: context.clock, limit: limit, wishes: wishes.map { ($0, wishNames[$0.contactID] ?? $0.contactID) })
         if json {
             print(try CLIJSONEncoder.encodeLines(rows.map(\.row)))
             return
         }
         if rows.isEmpty {
-            if let days, !contacts.isEmpty {
+            if let days, !contacts.isEmpty || !wishes.isEmpty {
                 print("Nothing planned in the next \(days) day\(days == 1 ? "" : "s").")
             } else {
                 print("Nothing planned. Import contacts (buzz import FILE) and include them (buzz triage).")
@@ -145,7 +148,7 @@ struct UpcomingRow: Encodable {
 
     /// Reminders and digests in one list by fire time (ties: reminders first), at most `limit`.
     static func merged(_ events: [PlannedEvent], _ digests: [DigestEvent], clock: WallClock,
-                       limit: Int) -> [(row: UpcomingRow, line: String)] {
+                       limit: Int, wishes: [(row: LedgerRow, name: String)] = []) -> [(row: UpcomingRow, line: String)] {
         // `order`: the planner's own order for reminders (already nearest first), then each digest's.
         var items: [(fireAt: Int64, digest: Bool, order: Int, row: UpcomingRow, line: String)] = []
         for (index, event) in events.enumerated() {
@@ -155,7 +158,11 @@ struct UpcomingRow: Encodable {
             items.append((event.fireAt, true, index, UpcomingRow(event, clock: clock),
                           "\(clock.iso8601(event.fireAt))  digest \(event.name) (\(event.date)) → \(event.channels.joined(separator: ", "))"))
         }
-        if digests.isEmpty { return items.prefix(limit).map { ($0.row, $0.line) } }
+        for (index, wish) in wishes.enumerated() {  // sorted with the digests (after reminders at the same time)
+            items.append((wish.row.fireAt, true, digests.count + index, UpcomingRow(wish: wish.row, name: wish.name, clock: clock),
+                          wishLine(wish.row, name: wish.name, clock: clock)))
+        }
+        if digests.isEmpty, wishes.isEmpty { return items.prefix(limit).map { ($0.row, $0.line) } }
         items.sort { a, b in
             if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
             if a.digest != b.digest { return !a.digest }

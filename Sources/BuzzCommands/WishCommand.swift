@@ -14,6 +14,10 @@ struct WishCommand: AsyncParsableCommand {
             a terminal a contact with a phone and an email is asked which. The text comes from \
             templates/<locale>/wish.mustache in the contact's language. A wish is for today's birthday, else \
             the latest of the past 7 days (belated), else the next one; once per birthday: again needs --force.
+            With --at HH:MM the wish is scheduled instead: `tick` or `run` sends it at that time on the contact's \
+            next birthday (today if the time has not passed), in the contact's time zone (the card's TZ) when known; \
+            only sms and email through a channel can be scheduled. While one is scheduled, `buzz wish CONTACT` sends \
+            nothing; --force sends now and cancels it; --cancel removes it.
             """)
 
     @ParentCommand var root: Buzz
@@ -27,11 +31,22 @@ struct WishCommand: AsyncParsableCommand {
     @Flag(help: "Show the route, the address and the text; send nothing.")
     var dryRun = false
 
-    @Flag(help: "Wish again for a birthday already wished.")
+    @Flag(help: "Wish again for a birthday already wished; with a wish scheduled, send now and cancel it.")
     var force = false
+
+    @Option(help: ArgumentHelp("Schedule the wish for this time (HH:MM) on the contact's next birthday, in their time zone when known.",
+                               valueName: "HH:MM"))
+    var at: String?
+
+    @Flag(help: "Cancel the contact's scheduled wish.")
+    var cancel = false
 
     func validate() throws {
         if contacts.isEmpty { throw ValidationError("name the contacts to wish a happy birthday") }
+        if let at, ScheduledWish.timeOfDay(at) == nil { throw ValidationError("--at \"\(at)\" is not a time of day (HH:MM, 00:00 to 23:59)") }
+        if at != nil, cancel { throw ValidationError("--at and --cancel do not go together") }
+        if cancel, force { throw ValidationError("--cancel and --force do not go together") }
+        if at != nil, via == .share { throw ValidationError("a shared wish needs you to send it: it cannot be scheduled (--at needs sms or email)") }
     }
 
     func run() async throws {
@@ -41,8 +56,15 @@ struct WishCommand: AsyncParsableCommand {
         let (ask, lock) = try AskFlow.start(context, store: store, via: via, dryRun: dryRun, force: force)
         defer { withExtendedLifetime(lock) {} }
         let flow = WishFlow(ask: ask)
+        let time = at.flatMap(ScheduledWish.timeOfDay)
         let (_, refusals, failures) = try await AskFlow.each(targets) { contact in
-            try await flow.wish(contact)
+            if cancel {
+                try flow.cancel(contact)
+            } else if let time {
+                try flow.schedule(contact, at: time)
+            } else {
+                try await flow.wish(contact)
+            }
             return true
         }
         if failures > 0 { throw ExitCode(1) }

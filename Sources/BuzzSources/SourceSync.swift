@@ -59,7 +59,8 @@ public struct SourceSync: Sendable {
     /// before any card, so while a server is slow or silent nothing holds the
     /// store, and deliveries writing their ledger never wait for it.
     public func sync(_ source: any ContactSourceType, onlyIfChanged: Bool = false,
-                     warn: (String) -> Void = { _ in }, progress: (Int) -> Void = { _ in }) throws -> SourceReport {
+                     warn: (String) -> Void = { _ in }, debug: (String) -> Void = { _ in },
+                     progress: (Int) -> Void = { _ in }) throws -> SourceReport {
         var report = SourceReport(id: source.id, label: source.label, typeName: source.typeName, status: .synced)
         let interval = source.syncInterval
         let retry = interval == nil ? nil : try SyncRetry.load(source.id, from: store)
@@ -89,7 +90,7 @@ public struct SourceSync: Sendable {
             }
             report.summary = try store.syncSource(source.id, label: source.label, now: now,
                                                   includeByDefault: includeByDefault) { session in
-                var outcome = try reading.drain(into: session, warn: warn, progress: progress)
+                var outcome = try reading.drain(into: session, warn: warn, debug: debug, progress: progress)
                 // A type that does not say what it saw gets a fingerprint taken after reading.
                 if outcome.fingerprint == nil { outcome.fingerprint = source.fingerprint() }
                 for line in outcome.skipped { warn(line) }
@@ -125,12 +126,13 @@ public struct SourceSync: Sendable {
 
     /// Runs `read` on a thread of its own and writes what it emits into
     /// `session` on this one; returns what `read` returned. Per-card problems
-    /// go to `warn` (`file: card 3 (UID x): …`), bytes read to `progress`.
+    /// go to `warn` (`file: card 3 (UID x): …`), what only a debug log tells to
+    /// `debug`, bytes read to `progress`.
     public static func pump<T: Sendable>(
-        into session: ImportSession, warn: (String) -> Void, progress: (Int) -> Void,
+        into session: ImportSession, warn: (String) -> Void, debug: (String) -> Void = { _ in }, progress: (Int) -> Void,
         read: @escaping @Sendable (_ bytesRead: (Int) -> Void, _ emit: (String, ImportEntry) throws -> Void) throws -> T
     ) throws -> T {
-        try SourceReading(read).drain(into: session, warn: warn, progress: progress)
+        try SourceReading(read).drain(into: session, warn: warn, debug: debug, progress: progress)
     }
 
     /// When `run` should next sync `source` by the clock: when its interval has
@@ -241,13 +243,18 @@ final class SourceReading<T: Sendable>: Sendable {
     func cancel() { pipe.cancel() }
 
     /// Writes every card into `session`; returns what the read returned.
-    func drain(into session: ImportSession, warn: (String) -> Void, progress: (Int) -> Void) throws -> T {
+    func drain(into session: ImportSession, warn: (String) -> Void, debug: (String) -> Void = { _ in },
+               progress: (Int) -> Void) throws -> T {
         do {
             while let (items, bytes) = try pipe.take() {
                 for item in items {
                     switch item.entry {
                     case .card(let card, let cardProblems):
                         for problem in cardProblems { warn("\(item.file): \(problem); kept without a birthday") }
+                        // Not a problem of the card (the rest of it is kept): a line for a debug log only.
+                        if let zone = card.unreadTimeZone {
+                            debug("\(item.file): UID \(card.id): TZ \"\(OneLine.escaped(zone))\" is not a time zone this system knows; ignored")
+                        }
                         try session.add(card: card)
                     case .skipped(let problem):
                         warn("\(item.file): \(problem); skipped")

@@ -145,12 +145,12 @@ extension BuzzDatabase {
                 """
             let rows = try Row.fetchCursor(db, sql: deceased ? """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary, dates, deathdate, \(ContactColumns.deceased)
+                       first_name, anniversary, dates, time_zone, deathdate, \(ContactColumns.deceased)
                 FROM contact
                 WHERE decision = 1 AND \(dated)
                 """ : """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary, dates
+                       first_name, anniversary, dates, time_zone
                 FROM contact
                 WHERE decision = 1 AND \(dated) AND NOT \(ContactColumns.deceased)
                 """)
@@ -171,11 +171,14 @@ extension BuzzDatabase {
                         OccasionDate(kind: .labelledDate, label: $0.label, date: $0.date)
                     }
                 }
-                if deceased, row[13] as Bool {
+                if deceased, row[14] as Bool {
                     contacts[contacts.count - 1].isDeceased = true
-                    if let death: String = row[12], let date = Birthday(storedFormWithCalendar: death) {
+                    if let death: String = row[13], let date = Birthday(storedFormWithCalendar: death) {
                         contacts[contacts.count - 1].otherDates.insert(OccasionDate(kind: .memorial, date: date), at: 0)
                     }
+                }
+                if !row.hasNull(atIndex: 12) {
+                    contacts[contacts.count - 1].timeZone = (row[12] as String?).flatMap(ContactTimeZone.init(stored:))
                 }
             }
             try Self.applyPlanningExtras(to: &contacts, db)
@@ -292,7 +295,7 @@ enum ContactColumns {
         id, COALESCE((SELECT label FROM source_state WHERE source_state.id = contact.source), source) AS source, \
         name, norm_name, first_name, has_uid, bday_month, bday_day, bday_year, bday_calendar, \
         bday_text, anniversary, phones, emails, categories, lang, decision, included_at, manual_bday, \
-        last_request_date, request_channel, deathdate, dates
+        last_request_date, request_channel, deathdate, dates, time_zone
         """
 
     /// SQL true for a deceased contact row: marked so by hand, or a date of death
@@ -361,6 +364,7 @@ enum ContactColumns {
             if let date = Birthday(storedFormWithCalendar: death) { card.deathDate = date } else { card.deathText = death }
         }
         if let dates: String = row[22] { card.labelledDates = decodeDates(dates) }
+        card.timeZone = (row[23] as String?).flatMap(ContactTimeZone.init(stored:))
         return Contact(card: card, decision: (row[16] as Int?).flatMap(Decision.init(rawValue:)),
                        manualBirthday: (row[18] as String?).flatMap { Birthday(storedForm: $0) },
                        source: row[1], includedAt: row[17], lastRequestDate: row[19], requestChannel: row[20],

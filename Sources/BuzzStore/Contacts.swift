@@ -258,13 +258,13 @@ public final class ImportSession {
             if updateStatement == nil { updateStatement = try RawStatement(db, sql: """
                 UPDATE contact SET source = ?, name = ?, norm_name = ?, first_name = ?, has_uid = ?,
                     bday_month = ?, bday_day = ?, bday_year = ?, bday_calendar = ?, bday_text = ?,
-                    anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, deathdate = ?, dates = ?,
+                    anniversary = ?, phones = ?, emails = ?, categories = ?, lang = ?, deathdate = ?, dates = ?, time_zone = ?,
                     card_hash = ?, updated_at = ?,
                     decision = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
                                     THEN 1 ELSE decision END,
                     included_at = CASE WHEN decision IS NULL AND ?1000 AND bday_month IS NULL AND ?1001 IS NOT NULL
-                                       THEN ?19 ELSE included_at END
-                WHERE id = ?20
+                                       THEN ?20 ELSE included_at END
+                WHERE id = ?21
                 """) }
             // Bound through a local: one access to the stored property, not one per value.
             var update = updateStatement.take()!
@@ -281,8 +281,8 @@ public final class ImportSession {
             if insertStatement == nil { insertStatement = try RawStatement(db, sql: """
                 INSERT INTO contact (source, name, norm_name, first_name, has_uid, bday_month, bday_day,
                     bday_year, bday_calendar, bday_text, anniversary, phones, emails, categories, lang,
-                    deathdate, dates, card_hash, updated_at, id, decision, included_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    deathdate, dates, time_zone, card_hash, updated_at, id, decision, included_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) }
             var insert = insertStatement.take()!
             defer { insertStatement = insert }
@@ -355,10 +355,11 @@ struct CardColumns: Sendable {
         hasher.add(card.hasUID ? "u" : "h")
         if let deathDate { hasher.add("d" + deathDate) }
         if let dates { hasher.add("l" + dates) }
+        if let zone = card.timeZone { hasher.add("z" + zone.stored) }
         hash = hasher.value
     }
 
-    /// Binds the 18 card columns, in the order the INSERT and UPDATE name them.
+    /// Binds the 19 card columns, in the order the INSERT and UPDATE name them.
     func bind(_ card: borrowing ContactCard, source: String, to statement: inout RawStatement) {
         let birthday = card.birthday
         statement.bind(source)
@@ -378,6 +379,7 @@ struct CardColumns: Sendable {
         statement.bind(card.language)
         statement.bind(deathDate)
         statement.bind(dates)
+        statement.bind(card.timeZone?.stored)
         statement.bind(hash)
     }
 }

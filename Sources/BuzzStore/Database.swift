@@ -247,6 +247,7 @@ public final class BuzzDatabase: Sendable {
         SQLiteLedger.registerProblemIndex(&migrator)
         registerDeparted(&migrator)
         registerOccasionDates(&migrator)
+        registerContactTimeZone(&migrator)
         return migrator
     }
 
