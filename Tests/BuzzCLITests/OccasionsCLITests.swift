@@ -186,4 +186,44 @@ import Testing
         #expect(hand["birthday_from"] == .string("hand"))
         #expect(try await sandbox.run(["show", "nobody"]).status == 2)
     }
+
+    /// `set-date` / `clear-date` for the other kinds: labels made unique, the
+    /// future only for labelled dates, a memorial marks the contact deceased, and
+    /// mistakes exit 2 with a line that says what.
+    @Test func setDateAndClearDateForEveryKind() async throws {
+        let (sandbox, _) = try await world()
+        func run(_ arguments: [String]) async throws -> (status: Int32, out: String) {
+            let result = try await sandbox.run(arguments + ["--now", "2027-01-01"])
+            return (result.status, result.stdout + result.stderr)
+        }
+        #expect(try await run(["set-date", "cy", "date", "2027-09-14", "--label", "Graduation"]).status == 0)
+        let second = try await run(["set-date", "cy", "date", "2030-02-02", "--label", "Graduation"])
+        #expect(second.status == 0 && second.out.contains("date \"Graduation 2\" set to 2030-02-02"), "\(second)")
+        let events = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-01-01", "--days", "400"])
+        let dates = events.filter { $0["occasion"] == .string("date") }
+        #expect(dates.map { $0["id"] } == [.string("u-cy/date:Graduation/0/2027-09-14")], "\(dates)")
+        #expect(dates.first?["label"] == .string("Graduation"))
+        #expect(events.filter { $0["occasion"] != .string("date") }.allSatisfy { !$0.keys.contains("label") }, "\(events)")
+
+        let future = try await run(["set-date", "cy", "memorial", "2030-01-01"])
+        #expect(future.status == 2 && future.out.contains("is in the future"), "\(future)")
+        let kind = try await run(["set-date", "cy", "graduation", "2020-01-01"])
+        #expect(kind.status == 2 && kind.out.contains("is not an occasion kind"), "\(kind)")
+        let label = try await run(["set-date", "cy", "memorial", "2020-01-01", "--label", "x"])
+        #expect(label.status == 2, "\(label)")
+        let nothing = try await run(["clear-date", "cy", "date", "--label", "Wedding"])
+        #expect(nothing.status == 2 && nothing.out.contains("has no date \"Wedding\" to clear"), "\(nothing)")
+
+        // A memorial date entered by hand: Cy is in memory, and asks refuse him.
+        #expect(try await run(["set-date", "cy", "memorial", "2026-05-05"]).status == 0)
+        let listed = try await run(["list", "--all"])
+        #expect(listed.out.contains("In memory") && listed.out.contains("Cy Young  died 2026-05-05"), "\(listed)")
+        #expect(try await run(["wish", "cy", "--dry-run"]).status == 2)
+        // Cleared again: living, and the labelled date is back in the plan.
+        #expect(try await run(["clear-date", "cy", "memorial"]).status == 0)
+        #expect(try await run(["clear-date", "cy", "date", "--label", "Graduation"]).status == 0)
+        let after = try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-01-01", "--days", "400"])
+        #expect(!after.contains { $0["occasion"] == .string("date") }, "the only Graduation is gone: \(after)")
+        #expect(after.contains { $0["id"] == .string("u-cy/0/2027-09-09") })
+    }
 }
