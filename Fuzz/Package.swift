@@ -4,7 +4,7 @@ import PackageDescription
 // libFuzzer targets for BirthdayBuzz's parsers (issue 10). A package of its own, so
 // that `swift build` and `swift test` at the top never see them: they only build with
 // `-sanitize=fuzzer`, through `scripts/fuzz.sh TARGET SECONDS`.
-let fuzzTargets = ["FuzzVCard", "FuzzCSV", "FuzzConfig", "FuzzTemplates", "FuzzCardDAV"]
+let fuzzTargets = ["FuzzVCard", "FuzzCSV", "FuzzConfig", "FuzzTemplates", "FuzzCardDAV", "FuzzNameDays"]
 
 let package = Package(
     name: "BirthdayBuzzFuzz",

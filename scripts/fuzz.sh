@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET SECONDS [libFuzzer options…]
 #
-# TARGET is vcard, csv, config, templates or carddav (Fuzz/Sources/Fuzz*; carddav takes an
+# TARGET is vcard, csv, config, templates, carddav or namedays (Fuzz/Sources/Fuzz*; carddav takes an
 # href on the first line and a multistatus reply after it). The targets are a
 # package of their own (Fuzz/Package.swift), built in release with
 # -sanitize=fuzzer,address into .build-fuzz, so `swift build` and `swift test` never
@@ -18,7 +18,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 ]] || ! [[ $2 =~ ^[0-9]+$ ]]; then
-    echo "usage: scripts/fuzz.sh vcard|csv|config|templates|carddav SECONDS [libFuzzer options…]" >&2
+    echo "usage: scripts/fuzz.sh vcard|csv|config|templates|carddav|namedays SECONDS [libFuzzer options…]" >&2
     exit 64
 fi
 target=$1 seconds=$2
@@ -30,6 +30,7 @@ case $target in
     config) product=FuzzConfig; defaults=(-rss_limit_mb=8192) ;;  # TOMLKit leaks ~450 bytes per input: 2 GB in 600 s
     templates) product=FuzzTemplates; defaults=(-max_len=1024) ;;  # templates are short; long ones are unit-tested
     carddav) product=FuzzCardDAV; defaults=(-max_len=4096) ;;
+    namedays) product=FuzzNameDays; defaults=(-max_len=4096) ;;
     *) echo "scripts/fuzz.sh: unknown target '$target' (vcard, csv, config, templates or carddav)" >&2; exit 64 ;;
 esac
 
