@@ -8,8 +8,9 @@ import Foundation
 /// new kind is one file that makes an `OccasionKind` plus one line in
 /// `OccasionKind.all` (and its templates).
 ///
-/// Kinds are compared by `name`.
-public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
+/// Each kind is one shared instance (planning compares and passes kinds by
+/// reference: no descriptor is copied per contact); kinds are equal by `name`.
+public final class OccasionKind: Sendable, Hashable, CustomStringConvertible {
     /// `birthday`, `anniversary`, …: the `"occasion"` of JSON output, the kind
     /// that `set-date` and `clear-date` take, and (but for birthdays) the second
     /// part of an event id.
@@ -93,7 +94,7 @@ public struct OccasionKind: Sendable, Hashable, CustomStringConvertible {
         self.prepare = prepare
     }
 
-    public static func == (a: OccasionKind, b: OccasionKind) -> Bool { a.name == b.name }
+    public static func == (a: OccasionKind, b: OccasionKind) -> Bool { a === b || a.name == b.name }
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     public var description: String { name }
 
