@@ -117,14 +117,14 @@ let package = Package(
         .executableTarget(
             name: "buzz",
             dependencies: ["BuzzCommands"],
-            // Start-up cost, paid by every command (README, "Start-up time"): the
+            // Start-up cost, paid by every command (docs/install.md, "Start-up time"; docs/design/decisions.md): the
             // release binary exports no dynamic symbols (nothing loads plugins into
             // it). Linking it at a fixed address (-no-pie, which saves ~2.5 ms of
             // relocations per start) is safe only with --static-swift-stdlib: with
             // the shared Swift runtime, glibc's loader warns "direct reference to
             // protected function … may break pointer equality" on every run. A
             // manifest cannot see --static-swift-stdlib, so the static build
-            // commands (README "Install", Benchmarks/lib.sh) pass -no-pie themselves.
+            // commands (docs/install.md, Benchmarks/lib.sh) pass -no-pie themselves.
             linkerSettings: [
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
             ]

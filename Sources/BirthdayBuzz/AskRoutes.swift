@@ -1,6 +1,6 @@
 import Foundation
 
-/// How an ask for a birthday can reach a contact (DESIGN §6): a pure function of
+/// How an ask for a birthday can reach a contact (docs/design/asks-and-wishes.md): a pure function of
 /// the contact's card and the config, over validated addresses only.
 public struct AskPlan: Sendable, Equatable {
     /// A route the contact can take, with the address the rule picked and the alternatives.

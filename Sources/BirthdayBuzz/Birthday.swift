@@ -1,6 +1,6 @@
 import Foundation
 
-/// The calendars a birthday can recur in (DESIGN §2). Gregorian unless a vCard
+/// The calendars a birthday can recur in (docs/design/reminders.md). Gregorian unless a vCard
 /// `CALSCALE` names another one that Foundation knows.
 public enum BirthdayCalendar: String, Sendable, CaseIterable {
     case gregorian

@@ -1,4 +1,4 @@
-/// The sections of the buzz list (DESIGN §2).
+/// The sections of the buzz list (docs/design/reminders.md).
 public enum ListSection: String, Sendable, CaseIterable {
     case today
     case thisWeek = "this_week"

@@ -1,8 +1,8 @@
 import Foundation
 
-/// BirthdayBuzz's configuration: one TOML file (DESIGN §4, §5, `config.example.toml`).
+/// BirthdayBuzz's configuration: one TOML file (docs/design/command-line.md, docs/design/channels.md, `config.example.toml`).
 ///
-/// Every field has the default DESIGN gives, so an absent file is a valid
+/// Every field has the documented default (docs/configuration.md), so an absent file is a valid
 /// configuration (the embedded defaults).
 public struct BuzzConfig: Sendable {
     public struct General: Sendable {
@@ -90,7 +90,7 @@ public struct BuzzConfig: Sendable {
         public var senderName: String?
     }
 
-    /// `[export]`: files `run` rewrites after changes (DESIGN §6a).
+    /// `[export]`: files `run` rewrites after changes (docs/design/asks-and-wishes.md).
     public struct Export: Sendable {
         /// `ics = "PATH"`: the iCalendar file of birthdays, as given (`~/` allowed).
         public var ics: String?
@@ -198,7 +198,7 @@ public struct BuzzConfig: Sendable {
     public var health: Health?
     /// Sorted by name.
     public var channels: [ChannelConfig] = []
-    /// `[sources.NAME]`, sorted by name (DESIGN §3a).
+    /// `[sources.NAME]`, sorted by name (docs/design/sources.md).
     public var sources: [SourceConfig] = []
 
     /// The embedded defaults, for a machine whose zone and language come from `environment`.
@@ -240,7 +240,7 @@ public struct BuzzConfig: Sendable {
     }
 }
 
-/// A `[channels.NAME]` table (DESIGN §5): what every channel has — its name, its
+/// A `[channels.NAME]` table (docs/design/channels.md): what every channel has — its name, its
 /// `type` and its `timeout` — and the rest of the table for the type's adapter
 /// to read (BuzzChannels: one file per type, and `ChannelRegistry`).
 public struct ChannelConfig: Sendable {
@@ -259,7 +259,7 @@ public struct ChannelConfig: Sendable {
     /// The table's other keys, already checked by the type when the config was loaded.
     public var options: ConfigTable
 
-    /// How urgent a message is (DESIGN §5); the dbus channel shows it, others may ignore it.
+    /// How urgent a message is (docs/design/channels.md); the dbus channel shows it, others may ignore it.
     public enum Urgency: String, Sendable, CaseIterable { case low, normal, critical }
 
     /// Where a secret comes from; the value itself is never stored in the config model.

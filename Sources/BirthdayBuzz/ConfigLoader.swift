@@ -570,7 +570,7 @@ public final class TableReader {
     }
 
     /// Where a password comes from, by the secret rules channels and sources share
-    /// (DESIGN §5): at most one of `password_env`, `password_file`, `password_command`
+    /// (docs/design/channels.md): at most one of `password_env`, `password_file`, `password_command`
     /// (an argv array), and never an inline `password`.
     public func secretSource() throws -> ChannelConfig.SecretSource? {
         var sources: [ChannelConfig.SecretSource] = []

@@ -25,7 +25,7 @@ public struct Email: Hashable, Sendable {
 
 /// What a contact card says, as imported: everything BirthdayBuzz keeps from it.
 public struct ContactCard: Hashable, Sendable {
-    /// The card's UID, or the derived `h-…` id when it has none (DESIGN §3).
+    /// The card's UID, or the derived `h-…` id when it has none (docs/design/identity.md).
     public var id: String
     /// Whether `id` came from the card's UID (false: derived from name and address).
     public var hasUID: Bool
@@ -130,7 +130,7 @@ public struct Contact: Hashable, Sendable {
     public var source: String
     /// When the contact was last included, as seconds since 1970 (nil if never).
     public var includedAt: Int64?
-    /// Ask history (DESIGN §6).
+    /// Ask history (docs/design/asks-and-wishes.md).
     public var lastRequestDate: String?
     public var requestChannel: String?
 

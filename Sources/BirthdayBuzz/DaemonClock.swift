@@ -30,7 +30,7 @@ public protocol DaemonClock: Sendable {
 }
 
 /// Another clock moved by a fixed number of seconds: `run --now T` starts its
-/// clock at T, and from there it advances with the base clock (DESIGN §4).
+/// clock at T, and from there it advances with the base clock (docs/design/command-line.md).
 ///
 /// A jump of the base clock still wakes the waiter (`.clockChanged`); the
 /// offset stays as it was, so the shifted clock jumps by as much.

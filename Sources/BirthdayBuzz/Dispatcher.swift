@@ -138,7 +138,7 @@ public struct Backoff: Sendable {
     }
 }
 
-/// Turns due events into deliveries that happen once (DESIGN §2, §7): the
+/// Turns due events into deliveries that happen once (docs/design/reminders.md): the
 /// ledger is written before and after every send, catch-up is bounded by the
 /// watermark, temporary failures back off, late ones become `missed`.
 ///
@@ -276,7 +276,7 @@ public final class Dispatcher: Sendable {
 
     /// Rows left unfinished: a crash mid-send, due retries, pending rows.
     /// Asks share the ledger but are the ask flow's to resume. A snoozed
-    /// reminder (`…/snooze/<n>`, DESIGN §6a) waits `pending` for its time.
+    /// reminder (`…/snooze/<n>`, docs/design/asks-and-wishes.md) waits `pending` for its time.
     private func resume(_ pass: inout Pass, contacts byID: [String: PlanningContact], unfinished: [LedgerRow]) throws {
         let now = pass.now
         for row in unfinished where row.isReminder {
@@ -320,7 +320,7 @@ public final class Dispatcher: Sendable {
     /// (watermark, now], and every one that moved behind the watermark without
     /// ever having been looked at (a changed time, time zone, offset or group,
     /// a clock stepped back, a contact imported late), as far back as the
-    /// planner's look-back (DESIGN §2, catch-up). The ledger tells them apart
+    /// planner's look-back (docs/design/reminders.md, catch-up). The ledger tells them apart
     /// from events already handled: each of those has a row, whatever its time.
     private func plan(_ pass: inout Pass, contacts: [PlanningContact], watermark: Int64, epoch: Int64) throws {
         let now = pass.now

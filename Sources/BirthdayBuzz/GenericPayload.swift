@@ -1,4 +1,4 @@
-/// The generic webhook body (DESIGN §5), also what `exec` plugins read on stdin.
+/// The generic webhook body (docs/design/channels.md), also what `exec` plugins read on stdin.
 ///
 /// `{"event","id","title","body","contact":{"id","name"},"occurrence","days_until","locale"}`
 /// plus `"to"` when the message is addressed to a contact.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The birthdays (and anniversaries) of included contacts as an iCalendar file
-/// (RFC 5545; DESIGN §6a): one all-day VEVENT per occasion that recurs
+/// (RFC 5545; docs/design/asks-and-wishes.md): one all-day VEVENT per occasion that recurs
 /// yearly, or single events for the next ten years when the date follows
 /// another calendar (an RRULE cannot).
 public enum ICalendarExport {

@@ -1,4 +1,4 @@
-/// Contact identity rules (DESIGN §3).
+/// Contact identity rules (docs/design/identity.md).
 public enum ContactIdentity {
     /// The id of a card without a UID: `h-` + 16 hex digits of SHA-256 over the
     /// normalized name, a NUL, and the first email lowercased (else the first

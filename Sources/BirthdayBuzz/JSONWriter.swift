@@ -1,5 +1,5 @@
 /// A minimal JSON writer that keeps fields in the order written, so the
-/// command-line JSON shapes (DESIGN §4) are stable and diffable.
+/// command-line JSON shapes (docs/design/command-line.md) are stable and diffable.
 ///
 /// Fields are written straight into one buffer as they are added.
 public struct JSONObject: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The states of a delivery (DESIGN §7), one row per (event, channel).
+/// The states of a delivery (docs/design/reminders.md), one row per (event, channel).
 public enum DeliveryState: String, Sendable, CaseIterable {
     /// Planned, not yet tried.
     case pending
@@ -139,7 +139,7 @@ public protocol DeliveryLedger: Sendable {
     func endedReminderRows(firedAfter after: Int64) throws -> [LedgerRow]
     /// Every row of `kind` that fired after `after` (notices, digests).
     func rows(kind: Message.Kind, firedAfter after: Int64) throws -> [LedgerRow]
-    /// The end of the last dispatch pass (DESIGN §2); nil on a fresh data dir.
+    /// The end of the last dispatch pass (docs/design/reminders.md); nil on a fresh data dir.
     func watermark() throws -> Int64?
     func setWatermark(_ value: Int64) throws
     /// The first watermark this ledger ever had (a fresh data dir's "now − catch_up"):
@@ -154,7 +154,7 @@ public protocol DeliveryLedger: Sendable {
 
 extension DeliveryLedger {
     /// Deliveries recorded lately, which planning from `now` must leave out:
-    /// an event sent before its time moved later is not planned again (DESIGN §2).
+    /// an event sent before its time moved later is not planned again (docs/design/reminders.md).
     public func recorded(around now: Int64, planner: Planner, contacts: [PlanningContact] = []) throws -> RecordedDeliveries {
         RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback(for: contacts) - 2 * 86_400, upTo: .max))
     }
@@ -185,7 +185,7 @@ extension PlannedEvent {
         return (contact, occasion, offset, date)
     }
 
-    /// The id of the reminder "Remind me later" brings back (DESIGN §6a):
+    /// The id of the reminder "Remind me later" brings back (docs/design/asks-and-wishes.md):
     /// `<event-id>/snooze/1`, and for a snoozed one the next number, so a second
     /// click on the same notification names the same event (and is not sent twice).
     public static func snoozeID(after eventID: String) -> String {

@@ -1,5 +1,5 @@
 import Foundation
-// Linked explicitly: with --static-swift-stdlib, DateFormatter finds no locale data without it (DESIGN §9).
+// Linked explicitly: with --static-swift-stdlib, DateFormatter finds no locale data without it (docs/design/decisions.md).
 #if canImport(FoundationInternationalization)
 import FoundationInternationalization
 #endif
@@ -29,7 +29,7 @@ public struct TemplateError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The message templates (DESIGN §6): the shipped ones plus the user's overrides,
+/// The message templates (docs/design/asks-and-wishes.md): the shipped ones plus the user's overrides,
 /// all compiled and checked when loaded, so a broken one stops the program before
 /// anything is sent.
 ///

@@ -1,4 +1,4 @@
-/// A rendered message, ready for any channel (DESIGN §5).
+/// A rendered message, ready for any channel (docs/design/channels.md).
 public struct Message: Sendable, Hashable {
     /// What the message is about; the generic webhook body's `event`.
     /// What a message is: a reminder of some occasion kind (`birthday.reminder`,

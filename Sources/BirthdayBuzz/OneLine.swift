@@ -1,6 +1,6 @@
 /// Text that must stay on one line: error messages, warnings, log records.
 ///
-/// DESIGN §4 promises that every error is one line. Messages quote what the
+/// docs/design/command-line.md promises that every error is one line. Messages quote what the
 /// user gave (a config value, a file name, a server reply), and those can hold
 /// line breaks (`to = "a@b.c\r\nBcc: x@y"`); a quoted value is shown with them
 /// escaped, as TOML would write it, instead of breaking the line. Other control

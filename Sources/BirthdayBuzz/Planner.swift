@@ -52,7 +52,7 @@ public struct PlannedEvent: Hashable, Sendable {
     }
 }
 
-/// A contact's own reminder settings (`buzz set`, DESIGN §3b): each one set wins
+/// A contact's own reminder settings (`buzz set`, docs/design/occasions.md): each one set wins
 /// over the contact's group, which wins over `[reminders]` (and `[anniversaries]`).
 public struct ContactSettings: Hashable, Sendable {
     /// Days before; sorted, no duplicates.
@@ -379,7 +379,7 @@ public struct Planner: Sendable {
 
     /// How far before the watermark a dispatch pass looks for events whose
     /// fire time moved into the past without ever having been looked at
-    /// (DESIGN §2, catch-up): the largest offset in the config plus two days,
+    /// (docs/design/reminders.md, catch-up): the largest offset in the config plus two days,
     /// which covers a changed `reminders.time` or `general.timezone` (at most
     /// ~26 h), a new or larger offset, and a birthday entered a day late.
     public var lookback: Int64 {
@@ -409,7 +409,7 @@ public struct Planner: Sendable {
     /// and offset; with `until`, every event firing at or before it (a 400-day
     /// window holds some birthdays twice). Deliveries in `recorded` are left out:
     /// an event the ledger already holds is never planned again, whatever its new
-    /// time (DESIGN §2); an event recorded for some of its channels keeps the others.
+    /// time (docs/design/reminders.md); an event recorded for some of its channels keeps the others.
     ///
     /// Only included contacts with a birthday or an anniversary take part.
     public func upcoming(_ contacts: [PlanningContact], now: Int64, until: Int64? = nil, limit: Int,
@@ -568,7 +568,7 @@ public struct Planner: Sendable {
     }
 
     /// Every event whose fire time lies in `(after, upTo]`, with no ceiling: what a
-    /// dispatch pass considers (DESIGN §2). Includes contacts not included, so the
+    /// dispatch pass considers (docs/design/reminders.md). Includes contacts not included, so the
     /// dispatcher can record them `skipped`; `isIncluded` tells them apart.
     public func due(_ contacts: [PlanningContact], after: Int64, upTo: Int64) -> [(event: PlannedEvent, contact: PlanningContact)] {
         guard upTo > after else { return [] }
@@ -611,7 +611,7 @@ public struct Planner: Sendable {
 }
 
 /// Deliveries the ledger already holds, by contact: what planning leaves out
-/// (DESIGN §2: an event in the ledger is never planned again, whatever its new time).
+/// (docs/design/reminders.md: an event in the ledger is never planned again, whatever its new time).
 public struct RecordedDeliveries: Sendable {
     /// Contact id → "offset/occurrence" (birthdays) or "<kind>/offset/occurrence" → channels recorded.
     private var byContact: [String: [String: Set<String>]] = [:]

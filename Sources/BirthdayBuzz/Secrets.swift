@@ -3,7 +3,7 @@ import Synchronization
 
 /// Remembers every secret value resolved at run time (passwords, tokens,
 /// header values, URL credentials and query values) and removes them from any
-/// text before it is printed, logged or stored (DESIGN §5).
+/// text before it is printed, logged or stored (docs/design/channels.md).
 ///
 /// Secrets belong to the channel that registered them: a channel's view
 /// (`scoped(to:)`) registers under its name and scrubs only its own values,

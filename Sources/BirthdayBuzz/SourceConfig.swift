@@ -1,6 +1,6 @@
 import Foundation
 
-/// A `[sources.NAME]` table (DESIGN §3a): where contacts come from, kept in step by `sync`,
+/// A `[sources.NAME]` table (docs/design/sources.md): where contacts come from, kept in step by `sync`,
 /// `tick` and `run`. The core keeps its name and `type`; the type's own keys are read
 /// and checked by that type, in BuzzSources (one file per type, and `SourceRegistry`).
 public struct SourceConfig: Sendable {

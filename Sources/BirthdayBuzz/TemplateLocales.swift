@@ -1,5 +1,5 @@
 import Foundation
-// Linked explicitly: with --static-swift-stdlib, DateFormatter finds no locale data without it (DESIGN §9).
+// Linked explicitly: with --static-swift-stdlib, DateFormatter finds no locale data without it (docs/design/decisions.md).
 #if canImport(FoundationInternationalization)
 import FoundationInternationalization
 #endif

@@ -3,7 +3,7 @@ import CurlSupport
 import Foundation
 import Synchronization
 
-/// A CardDAV client over libcurl (RFC 6352, RFC 6578, RFC 6764; DESIGN §3a):
+/// A CardDAV client over libcurl (RFC 6352, RFC 6578, RFC 6764; docs/design/sources.md):
 /// finds the address books, reads what changed since the last sync, fetches
 /// cards and writes a changed birthday back.
 ///

@@ -2,7 +2,7 @@ import BirthdayBuzz
 import Foundation
 
 /// What a `[sources.NAME]` table of `type = "carddav"` says, with the
-/// password already read (DESIGN §3a).
+/// password already read (docs/design/sources.md).
 public struct CardDAVConfiguration: Sendable {
     /// The source's name, for messages (`[sources.NAME]`).
     public var name: String

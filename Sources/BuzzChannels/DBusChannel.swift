@@ -3,7 +3,7 @@ public import BirthdayBuzz
 import Glibc
 #endif
 
-/// A desktop notification on the session bus: `org.freedesktop.Notifications.Notify` (DESIGN §5).
+/// A desktop notification on the session bus: `org.freedesktop.Notifications.Notify` (docs/design/channels.md).
 ///
 /// The channel keeps one bus connection for its lifetime, opened on the first
 /// delivery and closed by `shutdown()`. It finds the bus the way cron jobs and
@@ -272,7 +272,7 @@ public struct DBusChannel: NotificationChannel {
 }
 
 /// Keeps what a notification with actions was about, so that a click on it
-/// (maybe heard by a later daemon) finds its event (DESIGN §6a). `buzz run` only.
+/// (maybe heard by a later daemon) finds its event (docs/design/asks-and-wishes.md). `buzz run` only.
 public protocol NotificationActionRecorder: Sendable {
     /// The connection that hears the clicks: a notification with actions is sent over it.
     var listener: NotificationListener { get }

@@ -51,7 +51,7 @@ enum DBusFailure: Error, Sendable, Equatable {
     case outOfMemory
 }
 
-/// The one session-bus connection a dbus channel keeps (DESIGN §5, §7).
+/// The one session-bus connection a dbus channel keeps (docs/design/channels.md, docs/design/reminders.md).
 ///
 /// Opened on first use, checked before each reuse and opened again after the
 /// bus went away (a logout, a restarted session), closed by `close()` or in
@@ -141,7 +141,7 @@ final class DBusConnection: @unchecked Sendable {
         await onQueue { () -> Info in Info(uniqueName: self.uniqueName, opened: self.opened) }
     }
 
-    /// Where the session bus is, as DESIGN §5 orders it: `DBUS_SESSION_BUS_ADDRESS`,
+    /// Where the session bus is, as docs/design/channels.md orders it: `DBUS_SESSION_BUS_ADDRESS`,
     /// else `$XDG_RUNTIME_DIR/bus`, else `/run/user/<uid>/bus` (cron and systemd
     /// timers have no session variables). `nil` when none of them is there.
     static func sessionBusAddress(environment: [String: String], uid: UInt32,

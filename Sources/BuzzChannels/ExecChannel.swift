@@ -1,7 +1,7 @@
 import BirthdayBuzz
 import Foundation
 
-/// The plugin door (DESIGN §5): runs the program the config names, no shell,
+/// The plugin door (docs/design/channels.md): runs the program the config names, no shell,
 /// and hands it the message as one line of JSON on standard input
 /// (`GenericPayload`).
 ///

@@ -9,7 +9,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// What the notification server said about a notification (DESIGN §6a).
+/// What the notification server said about a notification (docs/design/asks-and-wishes.md).
 ///
 /// `sender` is the unique bus name (`:1.42`) of the connection that sent the
 /// signal, as the bus daemon stamped it: any process on the session bus can
@@ -41,7 +41,7 @@ public enum NotificationSignal: Sendable, Equatable {
 /// The connection is opened on the caller's thread (`start`, bounded by the
 /// timeout) and then read by one thread of its own, blocked in poll(2) on the
 /// bus socket, a stop pipe and a wake pipe: no timer, no wake-up while nothing
-/// happens (DESIGN §9, the libdispatch monitor). A `notify` call blocks on a
+/// happens (docs/design/decisions.md, the libdispatch monitor). A `notify` call blocks on a
 /// caller's thread (libdbus is thread-safe) and then wakes the reading thread,
 /// so a signal that arrived with the reply is handled at once.
 ///

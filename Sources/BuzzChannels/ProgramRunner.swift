@@ -11,7 +11,7 @@ import Foundation
 import Synchronization
 
 /// Runs a program the config names — an `exec` plugin or a `password_command` —
-/// under the safety rules of DESIGN §5.
+/// under the safety rules of docs/design/channels.md.
 ///
 /// - argv only, never a shell; a bare name is looked up in the `PATH` of the
 ///   program's own (minimal) environment.
@@ -175,7 +175,7 @@ public struct ProgramRunner: Sendable {
 // MARK: - Running
 
 extension ProgramRunner {
-    /// SIGPIPE is ignored once per process (DESIGN §5); writes to a closed pipe then fail with EPIPE.
+    /// SIGPIPE is ignored once per process (docs/design/channels.md); writes to a closed pipe then fail with EPIPE.
     private static let ignoreBrokenPipes: Void = {
         _ = signal(SIGPIPE, SIG_IGN)
     }()

@@ -76,7 +76,7 @@ public protocol ChannelType: Sendable {
     /// one line without secrets. Default: the type name.
     static func target(of options: Options, environment: [String: String]) -> String
 
-    /// Whether the options hold a secret written in the file itself (DESIGN §5:
+    /// Whether the options hold a secret written in the file itself (docs/design/channels.md:
     /// warn when others can read the file). Default: false.
     static func holdsInlineSecret(_ options: Options) -> Bool
 

@@ -3,7 +3,7 @@ import BuzzFiles
 import CurlSupport
 import Foundation
 
-/// Email through SMTP with libcurl (DESIGN §5): STARTTLS by default and
+/// Email through SMTP with libcurl (docs/design/channels.md): STARTTLS by default and
 /// required, implicit TLS, or plain only to a loopback host.
 public struct SMTPChannel: NotificationChannel {
     public let name: String
@@ -206,7 +206,7 @@ public struct SMTPChannel: NotificationChannel {
     }
 }
 
-/// `type = "smtp"` (DESIGN §5): `host`, `port`, `security`, `username`, one of
+/// `type = "smtp"` (docs/design/channels.md): `host`, `port`, `security`, `username`, one of
 /// `password_env` / `password_file` / `password_command`, `from`, `to` (a string
 /// or an array), `insecure`, `ca_file`.
 extension SMTPChannel: ChannelType {

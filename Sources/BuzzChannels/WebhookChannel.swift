@@ -4,7 +4,7 @@ import Foundation
 import Mustache
 
 /// HTTP(S) webhooks through libcurl: the generic JSON body, presets for chat and
-/// push services, or a custom Mustache body (DESIGN §5).
+/// push services, or a custom Mustache body (docs/design/channels.md).
 public struct WebhookChannel: NotificationChannel {
     public let name: String
     let url: String
@@ -397,7 +397,7 @@ public struct WebhookChannel: NotificationChannel {
     }
 }
 
-/// `type = "webhook"` (DESIGN §5): `url` or `url_env`, `preset`, `headers` (a
+/// `type = "webhook"` (docs/design/channels.md): `url` or `url_env`, `preset`, `headers` (a
 /// table; a value `{ env = "NAME" }` reads the environment), `body` +
 /// `content_type` for a custom template, `method`, `insecure`, `ca_file`, and
 /// `msgtype` for the matrix preset.

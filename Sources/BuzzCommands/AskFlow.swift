@@ -5,7 +5,7 @@ import BuzzFiles
 import BuzzStore
 import Foundation
 
-/// One ask, start to finish: cooldown, route, text, send or share, record (DESIGN §6).
+/// One ask, start to finish: cooldown, route, text, send or share, record (docs/design/asks-and-wishes.md).
 /// Shared by `ask` and `triage`.
 struct AskFlow {
     let context: Context
@@ -60,7 +60,7 @@ struct AskFlow {
     }
 
     /// The first route of `ask.order` (or `--via`) the contact can take, with the
-    /// address picked on a TTY when there are several (DESIGN §6); shared by
+    /// address picked on a TTY when there are several (docs/design/asks-and-wishes.md); shared by
     /// `ask` and `wish`.
     /// With `offerRoutes`, on a TTY and without `--via`, a contact who can be
     /// reached more than one way is asked which (phone or email, as `triage` asks).

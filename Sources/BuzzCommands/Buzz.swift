@@ -25,11 +25,11 @@ public struct Buzz: AsyncParsableCommand {
 
     public init() {}
 
-    /// Runs the command and maps every failure to DESIGN §4's exit statuses:
+    /// Runs the command and maps every failure to the exit statuses (docs/design/command-line.md):
     /// 0 done, 1 delivery or runtime failure, 2 the request was wrong
     /// (argument-parser's usage status 64 becomes 2).
     /// argument-parser's usage error ("Error: …", a help line, the usage, "See
-    /// 'buzz upcoming --help' …") as DESIGN §4's one line:
+    /// 'buzz upcoming --help' …") as one line (docs/design/command-line.md):
     /// `--limit must be 1 or more (see 'buzz upcoming --help')`.
     static func oneLine(_ message: String) -> String {
         let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -131,7 +131,7 @@ struct CLIError: Error {
     static func runtime(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
 }
 
-/// One line on stderr, whatever the message quotes (`OneLine.escaped`: DESIGN §4).
+/// One line on stderr, whatever the message quotes (`OneLine.escaped`: docs/design/command-line.md).
 func printError(_ message: String) {
     FileHandle.standardError.write(Data(("buzz: " + OneLine.escaped(message) + "\n").utf8))
 }

@@ -1,6 +1,6 @@
 import BirthdayBuzz
 
-/// Writes the command line's JSON (DESIGN §4) from `Encodable` schema structs:
+/// Writes the command line's JSON (docs/design/command-line.md) from `Encodable` schema structs:
 /// compact, keys in the order `encode(to:)` writes them (for a synthesized
 /// conformance, the order the properties are declared), `nil` as `null`, and
 /// strings escaped as `JSONObject` escapes them.

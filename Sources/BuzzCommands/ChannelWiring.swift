@@ -10,7 +10,7 @@ struct ChannelWiring {
     let registry = Context.channelTypes
     /// The console channel prints to stderr when stdout carries JSON.
     var consoleToStandardError = false
-    /// `buzz run` only: desktop reminders on the day carry actions, whose ids go here (DESIGN §6a).
+    /// `buzz run` only: desktop reminders on the day carry actions, whose ids go here (docs/design/asks-and-wishes.md).
     var notificationActions: (any NotificationActionRecorder)?
 
     var channelContext: ChannelContext {

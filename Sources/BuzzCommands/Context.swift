@@ -21,9 +21,9 @@ struct Context {
     var now: Int64
     let dataDirectory: String
 
-    /// The channel types this program knows (DESIGN §5): the config may name these, and `ChannelWiring` builds them.
+    /// The channel types this program knows (docs/design/channels.md): the config may name these, and `ChannelWiring` builds them.
     static let channelTypes = ChannelRegistry()
-    /// The source types it knows (DESIGN §3a).
+    /// The source types it knows (docs/design/sources.md).
     static let sourceTypes = SourceRegistry()
     /// What the config loader checks `[channels.NAME]` and `[sources.NAME]` tables against.
     static var configTypes: ConfigTypes {
@@ -105,7 +105,7 @@ struct Context {
     }
 
     /// Where user template overrides live: `templates/` next to the config file,
-    /// then `$XDG_CONFIG_HOME/birthdaybuzz/templates` (DESIGN §6) when the config
+    /// then `$XDG_CONFIG_HOME/birthdaybuzz/templates` (docs/design/asks-and-wishes.md) when the config
     /// is elsewhere (`--config`); the first folder wins for a template both hold.
     var templateDirectories: [String] {
         let besideConfig = BuzzDatabase.parentFolder(of: configPath) + "/templates"

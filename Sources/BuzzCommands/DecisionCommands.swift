@@ -112,7 +112,7 @@ struct ClearBirthdayCommand: ParsableCommand {
 
 /// `clear-birthday` and `clear-anniversary`: a hand entry goes (the card's
 /// date shows again); without one, the card's date is recorded as wrong ("no
-/// birthday", DESIGN §3), until one is entered by hand. Returns whether the
+/// birthday", docs/design/identity.md), until one is entered by hand. Returns whether the
 /// card's date applies now.
 func clearDate(_ what: String, contact: String, _ global: GlobalOptions,
                manual: KeyPath<Contact, Birthday?>, card: KeyPath<Contact, Birthday?>, cleared: KeyPath<Contact, Bool>,
@@ -162,7 +162,7 @@ struct DateArgument: ParsableArguments {
 ///
 /// A placeholder year (1604, 0000, 1900: `Birthday.placeholderYears`) means
 /// "year unknown", as on an imported card. Any real past date is accepted, as
-/// import accepts it (DESIGN §3); a very old year gets `oldYearNote`.
+/// import accepts it (docs/design/identity.md); a very old year gets `oldYearNote`.
 func enteredBirthday(_ text: String, today: LocalDate, allowsFuture: Bool = false) throws -> Birthday {
     let placeholder = text.count == 10 && text.dropFirst(4).hasPrefix("-")
         && Int(text.prefix(4)).map(Birthday.placeholderYears.contains) == true

@@ -1,7 +1,7 @@
 import BuzzSystem
 import Foundation
 
-/// One dispatcher per data dir (DESIGN §7): an exclusive `flock` on
+/// One dispatcher per data dir (docs/design/reminders.md): an exclusive `flock` on
 /// `<data dir>/dispatch.lock`, held while delivering (never while `run` sleeps).
 /// The kernel drops it when the process dies, so a crash leaves no stale lock.
 final class DispatchLock {

@@ -4,7 +4,7 @@ import BuzzStore
 import BuzzSystem
 import Foundation
 
-/// `buzz export ics`: the buzzed contacts' birthdays as an iCalendar file (DESIGN §6a).
+/// `buzz export ics`: the buzzed contacts' birthdays as an iCalendar file (docs/design/asks-and-wishes.md).
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",

@@ -43,7 +43,7 @@ struct ListCommand: ParsableCommand {
                     < ($1.contact.name.lowercased(), $1.contact.id, $1.occasion.kind.name == "birthday" ? 0 : 1, $1.occasion.spoken)
             }
         }
-        // Who was wished today (DESIGN §6a): a sent wish between local midnights.
+        // Who was wished today (docs/design/asks-and-wishes.md): a sent wish between local midnights.
         let today = context.today
         let wished = try runtime {
             try store.wishedContacts(sentFrom: context.clock.instant(of: today, secondsAfterMidnight: 0),
@@ -124,7 +124,7 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// One `list --json` row (DESIGN §4).
+/// One `list --json` row (docs/design/command-line.md).
 struct ListRow: Encodable {
     var contactID: String
     var name: String

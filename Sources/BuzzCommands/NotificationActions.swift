@@ -19,7 +19,7 @@ struct NotificationAction: Sendable, Equatable {
     var notification: ShownNotification
 }
 
-/// `buzz run`'s side of notification actions (DESIGN §6a): keeps the id of
+/// `buzz run`'s side of notification actions (docs/design/asks-and-wishes.md): keeps the id of
 /// every notification shown with actions in the store, listens for the
 /// server's `ActionInvoked` / `NotificationClosed` on a bus connection of its
 /// own, and hands each click to the daemon's loop (which runs it under the

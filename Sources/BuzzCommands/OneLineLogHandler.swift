@@ -1,7 +1,7 @@
 import BirthdayBuzz
 import Logging
 
-/// Keeps every log record on one line (DESIGN §4): a message quoting a value
+/// Keeps every log record on one line (docs/design/command-line.md): a message quoting a value
 /// with a line break in it (a config value, a server reply) is written with the
 /// break escaped (`OneLine.escaped`), so journald and log readers see one record.
 struct OneLineLogHandler: LogHandler {

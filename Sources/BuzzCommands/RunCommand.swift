@@ -34,10 +34,10 @@ struct RunCommand: AsyncParsableCommand {
         let store = try context.openStore()  // creates the data dir (0700)
         let pidFile = try RunPidFile.claim(dataDirectory: context.dataDirectory)
         defer { pidFile.release() }
-        // The wall clock; with --now, shifted to start there and advance in real time (DESIGN §4).
+        // The wall clock; with --now, shifted to start there and advance in real time (docs/design/command-line.md).
         let timer = try WallClockTimer()
         let clock: any DaemonClock = root.global.now == nil ? timer : OffsetClock(base: timer, startingAt: context.now)
-        // Desktop reminders on the day offer actions; clicks wake the loop (DESIGN §6a).
+        // Desktop reminders on the day offer actions; clicks wake the loop (docs/design/asks-and-wishes.md).
         let actions = NotificationActionDesk(store: store, environment: context.environment, logger: logger, clock: clock)
         let wiring = try DispatchWiring(context: context, store: store, notificationActions: actions)
 

@@ -105,7 +105,7 @@ struct SendRequest {
         self.init(global: global, channels: channels, title: title ?? Self.defaultTitle, body: body)
     }
 
-    /// Sends the message through each channel: DESIGN §4's `send` (a random
+    /// Sends the message through each channel: `send` as docs/design/command-line.md has it (a random
     /// message id, no ledger, no retry; exit 1 with one line per failure).
     func run() async throws {
         // No database, no contacts: a cold `send` only reads the config (and

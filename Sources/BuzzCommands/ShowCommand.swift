@@ -201,7 +201,7 @@ struct ShowCommand: ParsableCommand {
 }
 
 /// Where each of a contact's reminder settings comes from: "contact", "group",
-/// "anniversaries" or "reminders" (DESIGN §3b precedence).
+/// "anniversaries" or "reminders" (docs/design/occasions.md precedence).
 private func settingSources(_ contact: Contact, config: BuzzConfig)
     -> (offsets: String, time: String, channels: String, anniversaryOffsets: String, anniversaryChannels: String) {
     let own = contact.settings

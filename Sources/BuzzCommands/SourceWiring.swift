@@ -94,7 +94,7 @@ func syncSources(_ sources: [any ContactSourceType], context: Context, store: Bu
 
 extension Context {
     /// With `write_back = true` on the contact's carddav source, writes its
-    /// birthday (nil: none) to the server now (DESIGN §3a). The local decision
+    /// birthday (nil: none) to the server now (docs/design/sources.md). The local decision
     /// is already recorded: a failure says so on one line and exits 1.
     func writeBirthdayBack(_ birthday: Birthday?, for contact: Contact, store: BuzzDatabase) throws {
         guard let config = config.sources.first(where: { $0.name == contact.source }),

@@ -3,7 +3,7 @@ import BirthdayBuzz
 import BuzzStore
 import Foundation
 
-/// `buzz status`: one line for a status bar (DESIGN §6a). Fast enough for a
+/// `buzz status`: one line for a status bar (docs/design/asks-and-wishes.md). Fast enough for a
 /// bar that asks every minute: one read of the store through its birthday
 /// index, no planning of reminders.
 struct StatusCommand: ParsableCommand {

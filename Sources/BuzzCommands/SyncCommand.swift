@@ -48,7 +48,7 @@ struct SyncCommand: ParsableCommand {
     }
 }
 
-/// `sync --json` (README, "Keep contacts in sync"): one object per source.
+/// `sync --json` (docs/json.md, docs/sources.md): one object per source.
 struct SyncJSON: Encodable {
     struct Source: Encodable {
         var name: String

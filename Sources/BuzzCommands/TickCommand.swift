@@ -95,7 +95,7 @@ struct TickCommand: AsyncParsableCommand {
 }
 
 extension DispatchReport {
-    /// `tick --json` (DESIGN §4): the counts, then each delivery.
+    /// `tick --json` (docs/design/command-line.md): the counts, then each delivery.
     struct JSONShape: Encodable {
         struct Delivery: Encodable {
             var id: String

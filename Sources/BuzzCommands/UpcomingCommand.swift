@@ -88,7 +88,7 @@ struct UpcomingCommand: ParsableCommand {
     }
 }
 
-/// One `upcoming --json` entry (DESIGN §4; also `show --json`'s `next`).
+/// One `upcoming --json` entry (docs/design/command-line.md; also `show --json`'s `next`).
 struct UpcomingRow: Encodable {
     var id: String
     /// null for a digest.

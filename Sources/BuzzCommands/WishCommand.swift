@@ -4,7 +4,7 @@ import BuzzFiles
 import BuzzStore
 import Foundation
 
-/// `buzz wish`: a birthday greeting to the contact, by the ask routes and rules (DESIGN §6a).
+/// `buzz wish`: a birthday greeting to the contact, by the ask routes and rules (docs/design/asks-and-wishes.md).
 struct WishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wish",

@@ -6,7 +6,7 @@ import CurlSupport
 import Foundation
 import Synchronization
 
-/// `type = "carddav"`: the address books on a CardDAV server (DESIGN §3a),
+/// `type = "carddav"`: the address books on a CardDAV server (docs/design/sources.md),
 /// read through `BuzzCardDAV.CardDAVClient`.
 ///
 /// The first read lists everything (`.complete`: contacts gone are pruned);
@@ -169,7 +169,7 @@ public struct CardDAVSource: ContactSourceType {
     // MARK: - Write-back
 
     /// Writes `birthday` (nil: no birthday) into the card of `contactID` on
-    /// the server (DESIGN §3a, write-back): the card is fetched as the server
+    /// the server (docs/design/sources.md, write-back): the card is fetched as the server
     /// holds it, only its BDAY line is changed, and it is PUT with `If-Match`
     /// (a 412 fetches it again and applies the change once more). The card as
     /// written goes into the store, with its new ETag, so the next sync does

@@ -2,7 +2,7 @@ import BirthdayBuzz
 import BuzzStore
 import Foundation
 
-/// A place contacts come from: a vdir, a file, a CardDAV server (DESIGN §3a).
+/// A place contacts come from: a vdir, a file, a CardDAV server (docs/design/sources.md).
 ///
 /// One essential requirement, `read`; the rest is defaulted. A type is one
 /// file (`VdirSource.swift`, `FileSource.swift`, `CardDAVSource.swift`) plus

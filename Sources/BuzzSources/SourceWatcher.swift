@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 /// Watches local sources with inotify and calls back once they have been
-/// quiet for `debounce` seconds (DESIGN §3a: `run` re-syncs and re-plans).
+/// quiet for `debounce` seconds (docs/design/sources.md: `run` re-syncs and re-plans).
 ///
 /// Each path is watched itself (a folder: files created, written, renamed
 /// in or out, deleted) and through its parent folder, filtered to its own

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// What the user keeps about a contact besides include/skip and the birthday
-/// (DESIGN §3b): a hand-entered or cleared anniversary, the contact's own
+/// (docs/design/occasions.md): a hand-entered or cleared anniversary, the contact's own
 /// reminder settings, notes and gift ideas. Kept by contact id in tables of
 /// their own, which import never writes, so all of it survives re-import and
 /// a contact that leaves a source and comes back.

@@ -56,7 +56,7 @@ extension BuzzDatabase {
         }
     }
 
-    /// Decisions of removed contacts are kept as long as the ledger keeps its rows (DESIGN §7).
+    /// Decisions of removed contacts are kept as long as the ledger keeps its rows (docs/design/reminders.md).
     static let rememberedDecisionLifetime: Int64 = 400 * 86_400
 
     static func forgetOldDecisions(_ db: Database, now: Int64) throws {
@@ -378,7 +378,7 @@ extension BuzzDatabase {
         try read { db in try Int.fetchOne(db, sql: "SELECT ask_count FROM contact WHERE id = ?", arguments: [id]) ?? 0 }
     }
 
-    /// Records an ask that went out (DESIGN §6): its date, the route, and the count.
+    /// Records an ask that went out (docs/design/asks-and-wishes.md): its date, the route, and the count.
     public func recordAsk(contactID: String, date: LocalDate, route: String, now: Int64) throws {
         try write { db in
             try db.execute(sql: """
@@ -389,7 +389,7 @@ extension BuzzDatabase {
     }
 }
 
-/// How completely a source was read (DESIGN §3a: pruning that cannot lose decisions).
+/// How completely a source was read (docs/design/sources.md: pruning that cannot lose decisions).
 public enum SourceCoverage: Sendable, Equatable {
     /// Every card the source holds was read: contacts gone from it are removed.
     case complete

@@ -14,7 +14,7 @@ public struct ImportSummary: Sendable, Equatable {
     /// Sources `--prune` left as they were: something unreadable in them may be
     /// one of their contacts (a card without a readable UID, a file with no card).
     public var unpruned: [String] = []
-    /// Contacts that came back and got their remembered decisions (DESIGN §3a).
+    /// Contacts that came back and got their remembered decisions (docs/design/sources.md).
     public var restored = 0
     /// Ids that more than one card of a source carried (the last card wins), each once.
     public var duplicates: [String] = []
@@ -136,7 +136,7 @@ public final class ImportSession {
     /// Removes one contact of this source, first keeping its decisions
     /// (include/skip, a hand-entered or cleared birthday, ask history) by id,
     /// so that a contact that comes back — restored, or moved to another
-    /// source — gets them back (DESIGN §3a).
+    /// source — gets them back (docs/design/sources.md).
     private func remove(_ id: String) throws {
         let remember = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO remembered_decision

@@ -214,7 +214,7 @@ public final class BuzzDatabase: Sendable {
                 ALTER TABLE delivery_v2 RENAME TO delivery;
                 """)
         }
-        // v3-sources (DESIGN §3a): what each source was when last read (its
+        // v3-sources (docs/design/sources.md): what each source was when last read (its
         // shown name, a fingerprint of its files, a type's own state such as a
         // CardDAV sync token), and the decisions of contacts that left a source,
         // kept by contact id so one that comes back gets them back.

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// A desktop notification that offered actions: the event and contact it was
-/// about and the channel that showed it (DESIGN §6a). Kept in the store so a
+/// about and the channel that showed it (docs/design/asks-and-wishes.md). Kept in the store so a
 /// click heard by a later daemon (the server keeps the notification across
 /// our restarts) still finds its reminder.
 public struct ShownNotification: Sendable, Equatable {

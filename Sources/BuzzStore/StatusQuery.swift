@@ -2,7 +2,7 @@ import Foundation
 import BirthdayBuzz
 import GRDB
 
-/// One birthday of the nearest day, for `buzz status` (DESIGN §6a).
+/// One birthday of the nearest day, for `buzz status` (docs/design/asks-and-wishes.md).
 public struct NearestBirthday: Sendable, Equatable {
     public var contactID: String
     public var name: String

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import BirthdayBuzz
 
-/// DESIGN §2, catch-up: no event passes without a delivery or a ledger row that
+/// docs/design/reminders.md, catch-up: no event passes without a delivery or a ledger row that
 /// says why, whatever moved its fire time behind the watermark; and an event the
 /// ledger holds is never planned or sent again when its time moves later.
 ///

@@ -67,7 +67,7 @@ import Testing
                                               password: .command(["pass", "show", "nextcloud/buzz"])))
     }
 
-    /// `type = "carddav"`: keys per DESIGN §3a, defaults, and errors with file:line.
+    /// `type = "carddav"`: keys per docs/design/sources.md, defaults, and errors with file:line.
     @Test func carddavSourceKeys() throws {
         let head = "[sources.dav]\ntype = \"carddav\"\nurl = \"https://dav.example.org/\"\nusername = \"sam\"\n"
         let full = try Self.load(head + """

@@ -52,7 +52,7 @@ import Testing
         #expect(rig.ledger.history.prefix(2).map(\.state) == [.sending, .sent])
     }
 
-    /// "Remind me later" (DESIGN §6a): a `pending` `…/snooze/1` row with its time
+    /// "Remind me later" (docs/design/asks-and-wishes.md): a `pending` `…/snooze/1` row with its time
     /// waits (no retry counted, `tick` exits 0), wakes the daemon at its time, is
     /// delivered then as the day-of reminder, and once.
     @Test func aSnoozedReminderWaitsForItsTimeThenComesBackOnce() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import BirthdayBuzz
 
-/// The iCalendar writer (DESIGN §6a): rules, UIDs, escaping and folding.
+/// The iCalendar writer (docs/design/asks-and-wishes.md): rules, UIDs, escaping and folding.
 @Suite struct ICalendarTests {
     private func contact(_ id: String, _ name: String, _ bday: String, calendar: BirthdayCalendar = .gregorian) -> Contact {
         var card = ContactCard(id: id, name: name)

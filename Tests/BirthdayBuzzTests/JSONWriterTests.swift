@@ -43,7 +43,7 @@ import Testing
             Message(id: "x", title: "", body: "\u{2028}\t"),
         ]
         for message in messages {
-            // The field order and escaping DESIGN §5 documents, built field by field.
+            // The field order and escaping docs/design/channels.md documents, built field by field.
             var object = JSONObject()
             object.add("event", message.kind.rawValue)
             object.add("id", message.id)

@@ -570,7 +570,7 @@ import BuzzFiles
 
     // MARK: Embedded copy
 
-    /// Wishes (DESIGN §6a): short, warm, in each shipped language, with the age
+    /// Wishes (docs/design/asks-and-wishes.md): short, warm, in each shipped language, with the age
     /// only when it is known and the sender's name only when configured.
     @Test(arguments: ["en", "de", "fr", "es"])
     func wishesInEveryShippedLanguage(locale: String) throws {

@@ -5,7 +5,7 @@ import Testing
 import BuzzFiles
 
 /// Anniversaries as a second occasion, per-contact settings, gift ideas in
-/// reminders (DESIGN §3b).
+/// reminders (docs/design/occasions.md).
 @Suite struct OccasionsTests {
     static func config(_ toml: String = "", zone: String = "UTC") throws -> BuzzConfig {
         try BuzzConfig(toml: toml, file: "t.toml", environment: [:], systemTimeZone: TimeZone(identifier: zone)!, types: .shipped)

@@ -2,15 +2,15 @@ import Foundation
 import Testing
 @testable import BirthdayBuzz
 
-/// The README's "Never miss one" recipes load as configs, so the page cannot
-/// drift from what the loader takes.
+/// The "Never miss one" recipes (docs/delivery-and-daemon.md, moved there from
+/// the README) load as configs, so the page cannot drift from what the loader takes.
 @Suite struct ReadmeRecipeTests {
     static func recipes() throws -> [String] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        guard let start = readme.range(of: "\n## Never miss one\n") else { return [] }
-        let rest = readme[start.upperBound...]
+        let page = try String(contentsOf: root.appendingPathComponent("docs/delivery-and-daemon.md"), encoding: .utf8)
+        guard let start = page.range(of: "\n## Never miss one\n") else { return [] }
+        let rest = page[start.upperBound...]
         let section = rest.range(of: "\n## ").map { rest[..<$0.lowerBound] } ?? rest
         var blocks: [String] = []
         var current: [Substring]?
@@ -31,7 +31,7 @@ import Testing
         let blocks = try Self.recipes()
         #expect(blocks.count >= 3, "the section and its TOML recipes are there")
         for block in blocks {
-            let config = try BuzzConfig(toml: block, file: "README.md", environment: ["BUZZ_NTFY_URL": "https://ntfy.example/t"],
+            let config = try BuzzConfig(toml: block, file: "docs/delivery-and-daemon.md", environment: ["BUZZ_NTFY_URL": "https://ntfy.example/t"],
                                         systemTimeZone: TimeZone(identifier: "UTC")!, types: .shipped)
             if block.contains("fallback") { #expect(config.reminders.fallback == ["phone"]) }
             if block.contains("[health]") { #expect(config.health?.ping == .environment("BUZZ_HC_URL")) }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// A broken config stops every command with status 2 and one line naming
-/// the file, the line and the key path (DESIGN §4), before anything is written.
+/// the file, the line and the key path (docs/design/command-line.md), before anything is written.
 @Suite struct ConfigCLITests {
     struct Case: CustomTestStringConvertible, Sendable {
         var label: String

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// include / skip / set-birthday / clear-birthday, and CONTACT resolution (DESIGN §3, §4).
+/// include / skip / set-birthday / clear-birthday, and CONTACT resolution (docs/design/identity.md, docs/design/command-line.md).
 @Suite struct DecisionCLITests {
     /// Ann, Anna Bell and Dan Dane (all undecided: no birthdays), plus Gus with a card birthday (included).
     private func people() async throws -> Sandbox {
@@ -98,7 +98,7 @@ import Testing
         let separated = try await sandbox.run(["set-birthday", "anna", "--", "--03-04"])
         #expect(separated.status == 0, "\(separated)")
         #expect(try await sandbox.listAll()["u-anna"]?["birthday"] == .string("--03-04"))
-        // DESIGN §4 lists --MM-DD as a DATE form, so it must work as typed.
+        // docs/design/command-line.md lists --MM-DD as a DATE form, so it must work as typed.
         let bare = try await sandbox.run(["set-birthday", "dan", "--05-06"])
         #expect(bare.status == 0, "set-birthday dan --05-06: \(bare)")
         #expect(try await sandbox.listAll()["u-dan"]?["birthday"] == .string("--05-06"))
@@ -127,7 +127,7 @@ import Testing
         gus = try await sandbox.listAll()["u-gus"]
         #expect(gus?["birthday"] == .string("1950-10-10"))
         #expect(gus?["buzzed"] == .bool(true))
-        // Now the card's birthday is the one cleared (DESIGN §3).
+        // Now the card's birthday is the one cleared (docs/design/identity.md).
         let again = try await sandbox.run(["clear-birthday", "gus"])
         #expect(again.status == 0, "\(again)")
         #expect(try await sandbox.listAll()["u-gus"]?["birthday"] == .null)

@@ -3,7 +3,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `buzz export ics` (DESIGN §6a), read back by a real iCalendar library:
+/// `buzz export ics` (docs/design/asks-and-wishes.md), read back by a real iCalendar library:
 /// Python's `icalendar` expanded by `recurring_ical_events` (Debian's
 /// python3-icalendar and python3-recurring-ical-events; `scripts/deps.sh test`).
 @Suite struct ExportCLITests {

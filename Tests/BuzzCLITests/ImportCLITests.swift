@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `buzz import`: counts, bad cards, bad inputs, vdirs, prune, re-import (DESIGN §3, §4).
+/// `buzz import`: counts, bad cards, bad inputs, vdirs, prune, re-import (docs/design/identity.md, docs/design/command-line.md).
 @Suite struct ImportCLITests {
     static let three = [
         VCard.card(uid: "urn:uuid:0001", name: "Ada Archer", bday: "1961-03-15", emails: ["ada@example.org"]),

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `list`, `--now` and the Feb 29 acceptance scenario (DESIGN §2, §4).
+/// `list`, `--now` and the Feb 29 acceptance scenario (docs/design/reminders.md, docs/design/command-line.md).
 @Suite struct ListCLITests {
     /// A sandbox holding one included, year-less Feb 29 contact.
     private func leapling() async throws -> Sandbox {

@@ -47,7 +47,7 @@ import Testing
         let sandbox = try Sandbox()
         let result = try await sandbox.run(arguments)
         #expect(result.status == 2, "\(arguments): \(result)")
-        // One line (DESIGN §4), pointing at the command's help; no usage block.
+        // One line (docs/design/command-line.md), pointing at the command's help; no usage block.
         #expect(result.stderrLines.count == 1, "\(arguments): \(result)")
         #expect(result.stderr.contains("(see 'buzz") && result.stderr.contains("--help')"), "\(arguments): \(result)")
         #expect(!result.stderr.contains("Usage:") && !result.stderr.contains("Error: "), "\(arguments): \(result)")
@@ -248,7 +248,7 @@ import Testing
 
 /// `doctor` loads the templates as `tick` does, so a broken override is found before a reminder is due.
 @Suite struct DoctorTemplateTests {
-    /// Overrides in $XDG_CONFIG_HOME/birthdaybuzz/templates (DESIGN §6) apply with
+    /// Overrides in $XDG_CONFIG_HOME/birthdaybuzz/templates (docs/design/asks-and-wishes.md) apply with
     /// `--config` elsewhere too; `templates/` beside that config wins over them.
     @Test func templateOverridesBesideTheConfigThenUnderXDG() async throws {
         let sandbox = try Sandbox()

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// Anniversaries, `set`, `note`, `gift` and `show` from the command line (DESIGN §3b).
+/// Anniversaries, `set`, `note`, `gift` and `show` from the command line (docs/design/occasions.md).
 @Suite struct OccasionsCLITests {
     static let config = """
         [general]
@@ -129,7 +129,7 @@ import Testing
         #expect(show.stdout.contains("likes tea"), "\(show)")
     }
 
-    /// Acceptance: `show --json` holds every field DESIGN §3b lists.
+    /// Acceptance: `show --json` holds every field docs/design/occasions.md lists.
     @Test func showJSONHoldsEveryField() async throws {
         let (sandbox, _) = try await world()
         #expect(try await sandbox.run(["set", "ada", "--offsets", "0,7"]).status == 0)

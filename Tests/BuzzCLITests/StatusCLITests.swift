@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `buzz status` (DESIGN §6a): today's birthdays, else the next one, read
+/// `buzz status` (docs/design/asks-and-wishes.md): today's birthdays, else the next one, read
 /// through the store's birthday index; checked against `buzz list`.
 @Suite struct StatusCLITests {
     private func people(_ sandbox: Sandbox) async throws {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `buzz sync`, and `tick` syncing first: configured sources read whole,
-/// pruned only when read completely, decisions kept across a removal (DESIGN §3a).
+/// pruned only when read completely, decisions kept across a removal (docs/design/sources.md).
 @Suite struct SyncCLITests {
     static let now = "2027-01-15"
 
@@ -45,7 +45,7 @@ import Testing
         let sources = try await Self.syncJSON(sandbox)
         #expect(Set(sources.keys) == ["home", "old"])
         let home = try #require(sources["home"])
-        // The documented shape (README, "Keep contacts in sync"): every key, always.
+        // The documented shape (docs/json.md, "sync"): every key, always.
         #expect(Set(home.keys) == ["name", "type", "status", "added", "updated", "unchanged", "removed", "skipped",
                                    "groups", "restored", "duplicates", "pruned", "reason"], "\(home)")
         #expect(home["type"] as? String == "vdir")

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import BuzzSources
 
-/// The carddav source end to end (DESIGN §3a): `buzz sync`, `tick` and
+/// The carddav source end to end (docs/design/sources.md): `buzz sync`, `tick` and
 /// `set-birthday` write-back against a real Radicale, no mock of the protocol.
 @Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(3)), .serialized)
 struct CardDAVSourceTests {

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The CardDAV client against a real Radicale (DESIGN §3a, §8): no mock of the protocol.
+/// The CardDAV client against a real Radicale (docs/design/sources.md, docs/design/testing.md): no mock of the protocol.
 @Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(2)))
 struct RadicaleTests {
     /// A server with two books: Contacts (3 cards) and Work (1 card).

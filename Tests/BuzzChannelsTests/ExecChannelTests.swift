@@ -23,7 +23,7 @@ struct ExecChannelTests {
         try await channel.deliver(Self.message)
 
         let bytes = try Data(contentsOf: URL(fileURLWithPath: received))
-        // Pinned byte for byte: plugins parse this (DESIGN §5).
+        // Pinned byte for byte: plugins parse this (docs/design/channels.md).
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"event":"birthday.reminder","id":"c1/0/2025-03-04","title":"Ada's birthday","body":"Ada O'Brien turns 36 today — say \"hi\"\nsecond line","contact":{"id":"c1","name":"Ada O'Brien"},"occurrence":"2025-03-04","days_until":0,"locale":"en","to":"+4366012345"}"# + "\n")
         let object = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any])
         #expect(object["event"] as? String == "birthday.reminder")

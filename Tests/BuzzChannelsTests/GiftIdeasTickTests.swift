@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// Gift ideas reach the reminders before the day, through a real webhook (DESIGN §3b).
+/// Gift ideas reach the reminders before the day, through a real webhook (docs/design/occasions.md).
 @Suite(.serialized, .timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct GiftIdeasTickTests {

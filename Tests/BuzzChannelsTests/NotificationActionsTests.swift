@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// Notification actions (DESIGN §6a) end to end: `buzz run` against a private
+/// Notification actions (docs/design/asks-and-wishes.md) end to end: `buzz run` against a private
 /// bus with python-dbusmock's notification server and the SMTP sink. A click is
 /// the server's `ActionInvoked` signal, emitted through dbusmock's `EmitSignal`.
 ///

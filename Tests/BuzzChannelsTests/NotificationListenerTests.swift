@@ -4,7 +4,7 @@ import Testing
 @testable import BirthdayBuzz
 @testable import BuzzChannels
 
-/// The pieces of notification actions (DESIGN §6a) on a private bus: the dbus
+/// The pieces of notification actions (docs/design/asks-and-wishes.md) on a private bus: the dbus
 /// channel's actions and the listener for the server's signals.
 @Suite(.timeLimit(.minutes(1)))
 struct NotificationListenerTests {

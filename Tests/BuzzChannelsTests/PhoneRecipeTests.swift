@@ -2,16 +2,16 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// The README's "Reminders on your phone" recipes, sent with `buzz send` to the
+/// The "Reminders on your phone" recipes (docs/channels.md), sent with `buzz send` to the
 /// HTTP sink: the services' hosts replaced by the sink (`api_url` for Telegram and
 /// Pushover, the URL's host for the others), everything else as printed.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct PhoneRecipeTests {
     static func recipe() throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "\n### Reminders on your phone\n"), "the README section is there")
-        let rest = readme[start.upperBound...]
+        let page = try String(contentsOf: root.appendingPathComponent("docs/channels.md"), encoding: .utf8)
+        let start = try #require(page.range(of: "\n### Reminders on your phone\n"), "the section is on the channels page")
+        let rest = page[start.upperBound...]
         let section = rest.range(of: "\n#").map { rest[..<$0.lowerBound] } ?? rest
         let open = try #require(section.range(of: "```toml\n"))
         let close = try #require(section[open.upperBound...].range(of: "\n```"))

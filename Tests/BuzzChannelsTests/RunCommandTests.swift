@@ -11,7 +11,7 @@ import Testing
 ///
 /// Reminder times have minute resolution, so no test waits for a minute of the
 /// real clock: each daemon starts with `run --now` (its clock starts there, then
-/// advances in real time, DESIGN §4). The reminders fire at `fireMinute`; a test
+/// advances in real time, docs/design/command-line.md). The reminders fire at `fireMinute`; a test
 /// that watches one fire starts the daemon a few seconds before it, one that
 /// needs it due starts just after (catch-up delivers it at once).
 @Suite(.timeLimit(.minutes(2)))
@@ -155,7 +155,7 @@ struct RunCommandTests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir + "/run.pid"))
     }
 
-    /// DESIGN §2 catch-up through `run` + SIGHUP: a new offset whose fire time
+    /// docs/design/reminders.md catch-up through `run` + SIGHUP: a new offset whose fire time
     /// is already behind the daemon's last pass is delivered at the reload, not
     /// passed over in silence.
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
@@ -187,7 +187,7 @@ struct RunCommandTests {
     }
 
     /// `buzz set` changes what is due: it signals the daemon, which re-plans and
-    /// delivers the contact's new day-before reminder at its minute (DESIGN §3b).
+    /// delivers the contact's new day-before reminder at its minute (docs/design/occasions.md).
     /// The daemon's clock starts 5 s before that minute (if `set` and the reload
     /// take longer, the reminder is caught up at the reload instead).
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
@@ -475,7 +475,7 @@ final class DaemonProcess {
     }
 }
 
-/// `run` with a vdir source (DESIGN §3a): synced at start, watched with
+/// `run` with a vdir source (docs/design/sources.md): synced at start, watched with
 /// inotify, re-planned after a change.
 extension RunCommandTests {
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))

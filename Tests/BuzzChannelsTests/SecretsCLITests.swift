@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// Secrets a server echoes back (DESIGN §5): an inline header value and the
+/// Secrets a server echoes back (docs/design/channels.md): an inline header value and the
 /// `Authorization: Basic …` that URL credentials become never reach the
 /// ledger, `outbox`, `tick`, `send` or `channels test`; a channel's error is
 /// scrubbed of its own secrets only.

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `buzz tick` against the real HTTP sink: exactly-once delivery through faults (DESIGN §7).
+/// `buzz tick` against the real HTTP sink: exactly-once delivery through faults (docs/design/reminders.md).
 @Suite(.serialized, .timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct TickCommandTests {
@@ -61,7 +61,7 @@ struct TickCommandTests {
         #expect(outbox.stdout.components(separatedBy: "\"status\":\"sent\"").count == 3)
     }
 
-    /// DESIGN §2 catch-up through `tick`: `reminders.time` moved earlier than now
+    /// docs/design/reminders.md catch-up through `tick`: `reminders.time` moved earlier than now
     /// on the birthday still delivers; moved later again, the sent reminder is
     /// neither listed by `upcoming` nor sent a second time.
     @Test func aReminderTimeMovedBehindTheLastTickIsStillDeliveredOnce() async throws {
@@ -235,7 +235,7 @@ struct TickCommandTests {
         #expect(try await sink.requests().map(\.status) == [404, 200, 200])
         #expect(try await Self.keys(sink) == ["u0/1/2027-03-15", "%notice/u0/1/2027-03-15", "u0/1/2027-03-15"])
         #expect(try await sandbox.run(["outbox", "--failed"]).stdout.contains("No failed deliveries"))
-        // Nothing failed: nothing to do, like a tick with nothing due (DESIGN §4: 0).
+        // Nothing failed: nothing to do, like a tick with nothing due (docs/design/command-line.md: 0).
         let nothing = try await sandbox.run(["retry"])
         #expect(nothing.status == 0 && nothing.stdout.contains("nothing to retry"), "\(nothing)")
         let sent = try await sandbox.run(["retry", "u0/1/2027-03-15"])

@@ -2,7 +2,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 
-/// `buzz wish` (DESIGN §6a) as a user runs it, against the real SMTP server.
+/// `buzz wish` (docs/design/asks-and-wishes.md) as a user runs it, against the real SMTP server.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct WishCommandTests {
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
     func dryRunThenOneMailThenForce() async throws {

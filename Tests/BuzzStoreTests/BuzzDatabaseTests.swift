@@ -29,7 +29,7 @@ enum Fixture {
                     emails: emails.map { Email(address: $0) }, categories: categories, language: language)
     }
 
-    /// A card without a UID: its id derived as DESIGN §3 says.
+    /// A card without a UID: its id derived as docs/design/identity.md says.
     static func uidless(_ name: String, email: String?, phone: String? = nil, bday: Birthday? = nil) -> ContactCard {
         let id = ContactIdentity.derivedID(name: name, firstEmail: email, firstPhone: phone)
         return ContactCard(id: id, hasUID: false, name: name, birthday: bday,
@@ -247,7 +247,7 @@ extension BuzzDatabase {
     }
 
     /// A contact that moved from one source to another imported in the same
-    /// run is one contact (DESIGN §3): pruning the first must not delete it
+    /// run is one contact (docs/design/identity.md): pruning the first must not delete it
     /// and re-add it without its decisions.
     @Test func contactMovingBetweenSourcesOfOnePrunedImportKeepsItsDecision() throws {
         try db.load("a", [Fixture.card("x", "Xavier", bday: try Fixture.birthday("1990-01-01")), Fixture.card("y", "Yvonne")])

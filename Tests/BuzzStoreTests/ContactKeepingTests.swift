@@ -3,7 +3,7 @@ import BuzzStore
 import Foundation
 import Testing
 
-/// Hand-kept extras (DESIGN §3b): anniversaries, settings, notes and gift ideas
+/// Hand-kept extras (docs/design/occasions.md): anniversaries, settings, notes and gift ideas
 /// are kept by contact id, through re-imports and a contact's absence.
 @Suite struct ContactKeepingTests {
     let dir: TempDir

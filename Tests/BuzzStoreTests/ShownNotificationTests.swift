@@ -4,7 +4,7 @@ import GRDB
 import Testing
 @testable import BuzzStore
 
-/// The notification ids `buzz run` keeps for clicks on actions (DESIGN §6a).
+/// The notification ids `buzz run` keeps for clicks on actions (docs/design/asks-and-wishes.md).
 @Suite struct ShownNotificationTests {
     @Test func keptReplacedForgottenAndPruned() throws {
         let (database, directory) = try LedgerTests.database()

@@ -3,7 +3,7 @@ import BuzzStore
 import Foundation
 import Testing
 
-/// The store side of sources (DESIGN §3a): one transaction per source, prune
+/// The store side of sources (docs/design/sources.md): one transaction per source, prune
 /// only on a complete read, decisions remembered by id across a removal.
 @Suite struct SourceSyncStoreTests {
     let dir: TempDir

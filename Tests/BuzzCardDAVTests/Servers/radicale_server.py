@@ -79,7 +79,7 @@ class Recorder:
 
 class Handler(wsgiref.simple_server.WSGIRequestHandler):
     # Keep-alive needs HTTP/1.1; without TCP_NODELAY every reply on a kept-alive
-    # connection stalls ~40 ms (DESIGN §9).
+    # connection stalls ~40 ms (docs/design/decisions.md).
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Whether a real Radicale can run here (DESIGN §8): skipped with a clear
+/// Whether a real Radicale can run here (docs/design/testing.md): skipped with a clear
 /// comment when it cannot, unless `BUZZ_REQUIRE_SERVERS=1`, which makes a
 /// missing Radicale a failure instead of a silent pass.
 enum RadicaleGate {

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""HTTP sink for BirthdayBuzz's channel tests (DESIGN §8). Standard library only.
+"""HTTP sink for BirthdayBuzz's channel tests (docs/design/testing.md). Standard library only.
 
     http_sink.py [--log FILE] [--host 127.0.0.1] [--port 0] [--status CODE]
                  [--tls CERT KEY] [--exit-on-eof]
 
 Prints ``READY <port>`` on stdout once listening. HTTP/1.1 with keep-alive,
-one thread per connection, Nagle off (DESIGN §9: otherwise every keep-alive
+one thread per connection, Nagle off (docs/design/decisions.md: otherwise every keep-alive
 request stalls ~40 ms).
 
 Every request except the control endpoints is recorded, in arrival order, as

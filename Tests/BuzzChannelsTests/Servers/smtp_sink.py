@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""SMTP sink for BirthdayBuzz's channel tests (DESIGN §8).
+"""SMTP sink for BirthdayBuzz's channel tests (docs/design/testing.md).
 
 Run with Debian's /usr/bin/python3 (python3-aiosmtpd 1.4.3, Python 3.11).
 

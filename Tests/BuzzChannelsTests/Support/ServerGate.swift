@@ -1,7 +1,7 @@
 import BuzzTestKit
 import Foundation
 
-/// Whether the real test servers (DESIGN §8) can run here.
+/// Whether the real test servers (docs/design/testing.md) can run here.
 ///
 /// Tests that need a server carry `.enabled(if: ServerGate.allows(.smtp), …)`:
 /// when the server's tools are missing they are skipped with a clear comment,

@@ -9,7 +9,7 @@ import Darwin
 #endif
 import Synchronization
 
-// Real servers for the channel adapter tests (DESIGN §8): the Python sinks in
+// Real servers for the channel adapter tests (docs/design/testing.md): the Python sinks in
 // `Servers/` (copied into the test bundle), started on 127.0.0.1 with a port
 // the kernel picks, stopped by `stop()` or when their owner is deinitialized.
 //
