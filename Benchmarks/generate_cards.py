@@ -19,6 +19,13 @@ What the corpus contains (all lines end in CRLF):
   * BDAY forms: 1990-03-15, 19900315, --0315, --03-15, 1990-03-15T00:00:00Z,
     BDAY;X-APPLE-OMIT-YEAR=1604:1604-03-15, a few Feb 29 (--0229, 1992-02-29),
     ~10% no BDAY, ~1% BDAY;VALUE=text:circa 1980.
+  * With BENCH_ANNIVERSARIES=F, that fraction of cards also has an
+    anniversary (ANNIVERSARY, X-ANNIVERSARY or Apple's item9.X-ABDATE
+    labelled _$!<Anniversary>!$_); with BENCH_DATES=F, that fraction has a
+    labelled date (item8.X-ABDATE:YYYY-MM-DD with item8.X-ABLabel:Graduation,
+    First met, ..., or Apple's _$!<Other>!$_).  Both default to 0, and each
+    comes from a random stream of its own, so the rest of the cards is the
+    same with or without them.
   * Size variety: N, several TEL/EMAIL, ADR (some Apple "itemN." groups),
     CATEGORIES, ORG, and NOTEs, some long enough to be folded (75 octets,
     CRLF + space continuation, never splitting a UTF-8 sequence).
@@ -289,6 +296,17 @@ def make_card(rng, i):
             lines.append("item9.X-ABLabel:_$!<Anniversary>!$_")
         else:
             lines.append("X-ANNIVERSARY:%04d-%02d-%02d" % (year, month, day))
+    # Labelled dates (BENCH_DATES, a fraction of the cards): Apple's
+    # itemN.X-ABDATE with an X-ABLabel other than the anniversary one, on a
+    # random stream of their own too, so the rest of every card (anniversaries
+    # included) is the same with or without them.
+    if DATES > 0 and DATES_RNG.random() < DATES:
+        year = DATES_RNG.randint(1960, 2024)
+        month = DATES_RNG.randint(1, 12)
+        day = DATES_RNG.randint(1, 28 if month == 2 else 30)
+        label = DATES_RNG.choice(DATE_LABELS)
+        lines.append("item8.X-ABDATE:%04d-%02d-%02d" % (year, month, day))
+        lines.append("item8.X-ABLabel:" + label)
     lines.append("END:VCARD")
 
     if version == "2.1":
@@ -302,6 +320,12 @@ def make_card(rng, i):
 # cards of earlier runs byte for byte).
 ANNIVERSARIES = float(os.environ.get("BENCH_ANNIVERSARIES", "0") or 0)
 ANNIV_RNG = random.Random(SEED + 1)
+# The fraction of cards with a labelled date (0 to 1; default 0: none).
+DATES = float(os.environ.get("BENCH_DATES", "0") or 0)
+DATES_RNG = random.Random(SEED + 2)
+# Custom labels as Apple writes them, and Apple's own "Other".
+DATE_LABELS = ["Graduation", "First met", "Adoption", "Retirement", "Moved in",
+               "_$!<Other>!$_"]
 
 
 def main(argv):
