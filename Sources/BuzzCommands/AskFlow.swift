@@ -128,7 +128,7 @@ struct AskFlow {
               let config = context.config.resolvedChannel(named: channelName) else {
             throw CLIError.request("\(contact.name): channel \(route.channel ?? "?") is not configured")
         }
-        let ledger = SQLiteLedger(store)
+        let ledger = context.ledger(store)
         var row = LedgerRow(eventID: eventID, channel: channelName, contactID: contact.id, kind: kind, state: .sending,
                             fireAt: context.now, attempts: 1)
         try runtime { try ledger.save(row, now: context.now) }
@@ -231,14 +231,14 @@ extension AskFlow {
     /// What `ask` and `wish` do before their first contact: the templates
     /// checked, the dispatch lock taken (not for a dry run), the flow made.
     static func start(_ context: Context, store: BuzzDatabase, via: BuzzConfig.AskRoute?, dryRun: Bool, force: Bool) throws
-        -> (flow: AskFlow, lock: DispatchLock?) {
+        -> (flow: AskFlow, lock: (any DeliveryLock)?) {
         let templates: MessageTemplates
         do {
             templates = try MessageTemplates(overrideDirectories: context.templateDirectories)
         } catch {
             throw CLIError.request("\(error)")
         }
-        let lock = dryRun ? nil : try DispatchLock.acquire(dataDirectory: context.dataDirectory, wait: context.config.delivery.lockWait)
+        let lock = dryRun ? nil : try runtime { try context.ledger(store).deliveryLock(wait: context.config.delivery.lockWait) }
         if !dryRun, lock == nil {
             throw CLIError.runtime("another dispatcher is busy with \(context.dataDirectory); try again in a moment")
         }
@@ -311,7 +311,7 @@ struct WishFlow {
         let eventID = Self.eventID(contactID: contact.id, occurrence: occurrence.date)
         var already: String?
         if !ask.force {
-            let earlier = try runtime { try ask.store.history(for: contact.id) }
+            let earlier = try runtime { try context.ledger(ask.store).history(for: contact.id) }
                 .first { $0.eventID == eventID && $0.state == .sent }
             if let earlier {
                 let when = earlier.sentAt.map { " on " + context.clock.localDate(at: $0).description } ?? ""
@@ -338,7 +338,7 @@ struct WishFlow {
             let row = LedgerRow(eventID: eventID, channel: AskFlow.how(route) == "share" ? "share" : "compose",
                                 contactID: contact.id, kind: .wish, state: .sent, fireAt: context.now, attempts: 1,
                                 sentAt: context.now)
-            try runtime { try SQLiteLedger(ask.store).save(row, now: context.now) }
+            try runtime { try context.ledger(ask.store).save(row, now: context.now) }
         }
     }
 }
