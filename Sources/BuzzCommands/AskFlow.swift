@@ -135,23 +135,33 @@ struct AskFlow {
         let message = Message(kind: kind, id: eventID, title: text.title, body: text.body,
                               contact: .init(id: contact.id, name: contact.name), locale: text.locale,
                               recipient: route.kind == .sms ? .phone(address) : .email(address))
-        var failure: DeliveryError?
-        switch wiring.build(config) {
-        case .failure(let error): failure = error
-        case .success(let channel):
-            do { try await channel.deliver(message) } catch let error as DeliveryError { failure = error } catch {
-                failure = .temporary("\(channelName): \(error)")
-            }
-            await channel.shutdown()
-        }
-        if let failure {
+        // The dispatchers' sender: the same attempt count, backoff and scrubbing,
+        // temporary against permanent, as reminders.
+        let built = wiring.build(config)
+        let scrubber = wiring.scrubber, scrubName = config.name
+        let sender = ChannelSender(backoff: Backoff(cap: context.config.delivery.maxBackoff,
+                                                    maxAttempts: context.config.delivery.maxAttempts),
+                                   channel: { _ in built },
+                                   scrub: { text, _ in scrubber.scrub(text, channel: scrubName) })
+        let failure = await sender.send(message, through: channelName)
+        if case .success(let channel) = built { await channel.shutdown() }
+        sender.settle(&row, after: failure, now: context.now)
+        if kind != .wish, row.state == .retrying {
+            // Nothing sends an ask again by itself (`tick` and `run` resume
+            // reminders, digests and wishes): an ask that could not go out now
+            // is `failed`, for the user to ask again.
             row.state = .failed
-            row.lastError = wiring.scrubber.scrub(failure.message, channel: config.name)
+            row.nextAttemptAt = nil
+        }
+        if failure != nil {
             try runtime { try ledger.save(row, now: context.now) }
+            if row.state == .retrying {
+                // A wish is retried by `tick` and `run` until the end of the birthday.
+                throw CLIError.runtime("\(contact.name): wish not sent yet: \(row.lastError ?? ""); "
+                                       + "it will be retried by the next tick (or the running daemon) until the end of the day")
+            }
             throw CLIError.runtime("\(contact.name): \(kind == .wish ? "wish" : "ask") not sent: \(row.lastError ?? "")")
         }
-        row.state = .sent
-        row.sentAt = context.now
         try runtime { try ledger.save(row, now: context.now) }
         say("\(contact.name): \(kind == .wish ? "wished" : "asked") by \(route.kind.rawValue) at \(address)")
     }
