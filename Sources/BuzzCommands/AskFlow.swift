@@ -156,7 +156,10 @@ struct AskFlow {
         if failure != nil {
             try runtime { try ledger.save(row, now: context.now) }
             if row.state == .retrying {
-                // A wish is retried by `tick` and `run` until the end of the birthday.
+                // A wish is retried by `tick` and `run` until the end of the birthday;
+                // a running daemon re-plans its wake-up for the retry (in the daemon
+                // itself, a click already wakes the loop).
+                if interactive { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
                 throw CLIError.runtime("\(contact.name): wish not sent yet: \(row.lastError ?? ""); "
                                        + "it will be retried by the next tick (or the running daemon) until the end of the day")
             }
