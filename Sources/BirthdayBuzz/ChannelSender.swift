@@ -1,16 +1,26 @@
 /// One attempt of a claimed ledger row: send the message through its channel,
 /// then settle the row — `sent`, or `retrying` with backoff, or `failed` (a
 /// permanent error, or out of attempts). The reminder, notice and digest
-/// dispatchers all go through it, so they count attempts and back off alike.
-struct ChannelSender: Sendable {
+/// dispatchers all go through it, so they count attempts and back off alike
+/// (and so do `ask` and `wish`, which send one message at once).
+public struct ChannelSender: Sendable {
     let backoff: Backoff
     let channel: @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>
     let jitter: @Sendable () -> Double
     /// Removes secrets from a channel's error text: (text, channel name).
     let scrub: @Sendable (String, String) -> String
 
+    public init(backoff: Backoff, channel: @escaping @Sendable (String) async -> Result<any NotificationChannel, DeliveryError>,
+                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                scrub: @escaping @Sendable (String, String) -> String) {
+        self.backoff = backoff
+        self.channel = channel
+        self.jitter = jitter
+        self.scrub = scrub
+    }
+
     /// Sends `message` through the channel named `name`; nil when it went out.
-    func send(_ message: Message, through name: String) async -> DeliveryError? {
+    public func send(_ message: Message, through name: String) async -> DeliveryError? {
         switch await channel(name) {
         case .failure(let error):
             return error
@@ -27,7 +37,7 @@ struct ChannelSender: Sendable {
     }
 
     /// A claimed row's outcome (its `attempts` already counts this one).
-    func settle(_ row: inout LedgerRow, after failure: DeliveryError?, now: Int64) {
+    public func settle(_ row: inout LedgerRow, after failure: DeliveryError?, now: Int64) {
         guard let failure else {
             row.state = .sent
             row.sentAt = now

@@ -150,7 +150,23 @@ public protocol DeliveryLedger: Sendable {
     /// Deletes rows whose event fired before `cutoff`; returns how many.
     @discardableResult
     func prune(firedBefore cutoff: Int64) throws -> Int
+    /// Puts `failed` rows back as `retrying`, due at `now` with their attempts
+    /// reset (every failed row, or those of the event ids named); returns how many.
+    func retry(eventIDs: [String]?, now: Int64) throws -> Int
+    /// Every row about one contact (reminders, asks, wishes), newest first:
+    /// by fire time descending, then event id, then channel.
+    func history(for contactID: String) throws -> [LedgerRow]
+    /// The contacts with a `sent` wish whose `sentAt` is in `[start, end)`.
+    func wishedContacts(sentFrom start: Int64, to end: Int64) throws -> Set<String>
+    /// Takes the exclusive-delivery lock of this ledger (one dispatcher at a time
+    /// delivers from it), waiting up to `wait` seconds; nil when another holder
+    /// kept it that long. Released when the returned value is dropped.
+    func deliveryLock(wait: Int) throws -> (any DeliveryLock)?
 }
+
+/// A held exclusive-delivery lock (`DeliveryLedger.deliveryLock(wait:)`): the
+/// holder may deliver; dropping the last reference releases it.
+public protocol DeliveryLock: AnyObject, Sendable {}
 
 extension DeliveryLedger {
     /// Deliveries recorded lately, which planning from `now` must leave out:

@@ -128,30 +128,43 @@ struct AskFlow {
               let config = context.config.resolvedChannel(named: channelName) else {
             throw CLIError.request("\(contact.name): channel \(route.channel ?? "?") is not configured")
         }
-        let ledger = SQLiteLedger(store)
+        let ledger = context.ledger(store)
         var row = LedgerRow(eventID: eventID, channel: channelName, contactID: contact.id, kind: kind, state: .sending,
                             fireAt: context.now, attempts: 1)
         try runtime { try ledger.save(row, now: context.now) }
         let message = Message(kind: kind, id: eventID, title: text.title, body: text.body,
                               contact: .init(id: contact.id, name: contact.name), locale: text.locale,
                               recipient: route.kind == .sms ? .phone(address) : .email(address))
-        var failure: DeliveryError?
-        switch wiring.build(config) {
-        case .failure(let error): failure = error
-        case .success(let channel):
-            do { try await channel.deliver(message) } catch let error as DeliveryError { failure = error } catch {
-                failure = .temporary("\(channelName): \(error)")
-            }
-            await channel.shutdown()
-        }
-        if let failure {
+        // The dispatchers' sender: the same attempt count, backoff and scrubbing,
+        // temporary against permanent, as reminders.
+        let built = wiring.build(config)
+        let scrubber = wiring.scrubber, scrubName = config.name
+        let sender = ChannelSender(backoff: Backoff(cap: context.config.delivery.maxBackoff,
+                                                    maxAttempts: context.config.delivery.maxAttempts),
+                                   channel: { _ in built },
+                                   scrub: { text, _ in scrubber.scrub(text, channel: scrubName) })
+        let failure = await sender.send(message, through: channelName)
+        if case .success(let channel) = built { await channel.shutdown() }
+        sender.settle(&row, after: failure, now: context.now)
+        if kind != .wish, row.state == .retrying {
+            // Nothing sends an ask again by itself (`tick` and `run` resume
+            // reminders, digests and wishes): an ask that could not go out now
+            // is `failed`, for the user to ask again.
             row.state = .failed
-            row.lastError = wiring.scrubber.scrub(failure.message, channel: config.name)
+            row.nextAttemptAt = nil
+        }
+        if failure != nil {
             try runtime { try ledger.save(row, now: context.now) }
+            if row.state == .retrying {
+                // A wish is retried by `tick` and `run` until the end of the birthday;
+                // a running daemon re-plans its wake-up for the retry (in the daemon
+                // itself, a click already wakes the loop).
+                if interactive { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
+                throw CLIError.runtime("\(contact.name): wish not sent yet: \(row.lastError ?? ""); "
+                                       + "it will be retried by the next tick (or the running daemon) until the end of the day")
+            }
             throw CLIError.runtime("\(contact.name): \(kind == .wish ? "wish" : "ask") not sent: \(row.lastError ?? "")")
         }
-        row.state = .sent
-        row.sentAt = context.now
         try runtime { try ledger.save(row, now: context.now) }
         say("\(contact.name): \(kind == .wish ? "wished" : "asked") by \(route.kind.rawValue) at \(address)")
     }
@@ -231,14 +244,14 @@ extension AskFlow {
     /// What `ask` and `wish` do before their first contact: the templates
     /// checked, the dispatch lock taken (not for a dry run), the flow made.
     static func start(_ context: Context, store: BuzzDatabase, via: BuzzConfig.AskRoute?, dryRun: Bool, force: Bool) throws
-        -> (flow: AskFlow, lock: DispatchLock?) {
+        -> (flow: AskFlow, lock: (any DeliveryLock)?) {
         let templates: MessageTemplates
         do {
             templates = try MessageTemplates(overrideDirectories: context.templateDirectories)
         } catch {
             throw CLIError.request("\(error)")
         }
-        let lock = dryRun ? nil : try DispatchLock.acquire(dataDirectory: context.dataDirectory, wait: context.config.delivery.lockWait)
+        let lock = dryRun ? nil : try runtime { try context.ledger(store).deliveryLock(wait: context.config.delivery.lockWait) }
         if !dryRun, lock == nil {
             throw CLIError.runtime("another dispatcher is busy with \(context.dataDirectory); try again in a moment")
         }
@@ -311,7 +324,7 @@ struct WishFlow {
         let eventID = Self.eventID(contactID: contact.id, occurrence: occurrence.date)
         var already: String?
         if !ask.force {
-            let earlier = try runtime { try ask.store.history(for: contact.id) }
+            let earlier = try runtime { try context.ledger(ask.store).history(for: contact.id) }
                 .first { $0.eventID == eventID && $0.state == .sent }
             if let earlier {
                 let when = earlier.sentAt.map { " on " + context.clock.localDate(at: $0).description } ?? ""
@@ -338,7 +351,7 @@ struct WishFlow {
             let row = LedgerRow(eventID: eventID, channel: AskFlow.how(route) == "share" ? "share" : "compose",
                                 contactID: contact.id, kind: .wish, state: .sent, fireAt: context.now, attempts: 1,
                                 sentAt: context.now)
-            try runtime { try SQLiteLedger(ask.store).save(row, now: context.now) }
+            try runtime { try context.ledger(ask.store).save(row, now: context.now) }
         }
     }
 }

@@ -34,8 +34,7 @@ struct DigestCommand: AsyncParsableCommand {
                                       : " (configured: " + known.joined(separator: ", ") + ")"))
         }
         let store = try context.openStore()
-        let lock = dryRun ? nil : try DispatchLock.acquire(dataDirectory: context.dataDirectory,
-                                                           wait: context.config.delivery.lockWait)
+        let lock = dryRun ? nil : try runtime { try context.ledger(store).deliveryLock(wait: context.config.delivery.lockWait) }
         if !dryRun, lock == nil {
             throw CLIError.runtime("another dispatcher is busy with \(context.dataDirectory); try again in a moment")
         }

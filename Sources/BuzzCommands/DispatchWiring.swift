@@ -47,7 +47,7 @@ final class DispatchWiring: Sendable {
                 return result
             }
         }
-        let ledger = SQLiteLedger(store)
+        let ledger = context.ledger(store)
         dispatcher = Dispatcher(
             config: config, planner: context.planner(),
             ledger: ledger, renderer: renderer, channel: channel,
@@ -101,6 +101,12 @@ final class DispatchWiring: Sendable {
         let channels = built.entries.withLock { cache in cache.values.compactMap { try? $0.get() } }
         for channel in channels { await channel.shutdown() }
     }
+}
+
+extension Context {
+    /// The delivery ledger of `store`: the one place commands get theirs, so none
+    /// names the SQLite one (a ledger on another store is wired in here).
+    func ledger(_ store: BuzzDatabase) -> any DeliveryLedger { SQLiteLedger(store) }
 }
 
 /// Channels built so far, by name (each is built once, on first use).

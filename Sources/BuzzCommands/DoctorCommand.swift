@@ -72,7 +72,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 } else {
                     ok("data dir \(context.dataDirectory): database opens and passes quick_check")
                     // Reminders of the last week that reached nobody, each once.
-                    let recent = try SQLiteLedger(store).problems(firedAfter: context.now - StatusLine.problemWindow)
+                    let recent = try context.ledger(store).problems(firedAfter: context.now - StatusLine.problemWindow)
                     let names = try store.contactNames(ids: recent.map(\.contactID))
                     for problem in recent {
                         let name = names[problem.contactID] ?? problem.contactID

@@ -46,7 +46,7 @@ struct ListCommand: ParsableCommand {
         // Who was wished today (docs/design/asks-and-wishes.md): a sent wish between local midnights.
         let today = context.today
         let wished = try runtime {
-            try store.wishedContacts(sentFrom: context.clock.instant(of: today, secondsAfterMidnight: 0),
+            try context.ledger(store).wishedContacts(sentFrom: context.clock.instant(of: today, secondsAfterMidnight: 0),
                                      to: context.clock.instant(of: today.adding(days: 1), secondsAfterMidnight: 0))
         }
         if json {

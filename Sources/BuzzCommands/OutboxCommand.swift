@@ -51,7 +51,7 @@ struct OutboxCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         let store = try context.openStore()
-        let ledger = SQLiteLedger(store)
+        let ledger = context.ledger(store)
         let states: Set<DeliveryState> = failed ? [.failed] : Set(DeliveryState.allCases)
         let rows = try runtime { try ledger.rows(in: states) }
         if json {

@@ -15,7 +15,7 @@ struct RetryCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         let store = try context.openStore()
-        let ledger = SQLiteLedger(store)
+        let ledger = context.ledger(store)
         // Every id named must have a failed delivery, or nothing is changed:
         // a typo must not pass for "retried".
         for id in ids {

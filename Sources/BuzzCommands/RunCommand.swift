@@ -403,15 +403,15 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
 
     /// The dispatch lock: at once when free, else waited for (up to
     /// `delivery.lock_wait`) on a thread of its own, not the cooperative pool.
-    private func dispatchLock(_ setup: DaemonSetup) async throws -> DispatchLock? {
-        let directory = setup.context.dataDirectory
-        if let lock = try DispatchLock.acquire(dataDirectory: directory, wait: 0) { return lock }
+    private func dispatchLock(_ setup: DaemonSetup) async throws -> (any DeliveryLock)? {
+        let ledger = setup.wiring.dispatcher.ledger
+        if let lock = try ledger.deliveryLock(wait: 0) { return lock }
         let wait = setup.context.config.delivery.lockWait
         guard wait > 0 else { return nil }
         logger.info("another dispatcher holds the lock; waiting up to \(wait) s")
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DispatchLock?, any Error>) in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(any DeliveryLock)?, any Error>) in
             Thread {
-                continuation.resume(with: Result { try DispatchLock.acquire(dataDirectory: directory, wait: wait) })
+                continuation.resume(with: Result { try ledger.deliveryLock(wait: wait) })
             }.start()
         }
     }

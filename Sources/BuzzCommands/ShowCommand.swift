@@ -23,7 +23,7 @@ struct ShowCommand: ParsableCommand {
         let store = try context.openStore()
         let found = try context.resolve(contact, in: store)
         let notes = try runtime { try store.notes(for: found.id) }
-        let history = try runtime { try store.history(for: found.id) }
+        let history = try runtime { try context.ledger(store).history(for: found.id) }
         let openGifts = notes.filter { $0.kind == .gift && $0.doneAt == nil }
         let doneGifts = notes.filter { $0.kind == .gift && $0.doneAt != nil }
         let plainNotes = notes.filter { $0.kind == .note }
@@ -33,7 +33,7 @@ struct ShowCommand: ParsableCommand {
         planning.giftIdeas = openGifts.map(\.text)
         planning.notes = plainNotes.map(\.text)
         let recorded = try runtime {
-            try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: [planning])
+            try context.ledger(store).recorded(around: context.now, planner: planner, contacts: [planning])
         }
         // The dead have nothing next but their memorials (when [memorials] is on).
         let next = planner.upcoming([planning], now: context.now, limit: Self.nextLimit, recorded: recorded)

@@ -46,7 +46,7 @@ struct StatusCommand: ParsableCommand {
                 }
         // Reminders that reached nobody lately: a bar that shows only the next
         // birthday would hide that the last one was missed.
-        let problems = try runtime { try SQLiteLedger(store).problems(firedAfter: context.now - StatusLine.problemWindow) }.count
+        let problems = try runtime { try context.ledger(store).problems(firedAfter: context.now - StatusLine.problemWindow) }.count
         if json {
             var object = JSONObject()
             object.add("today", todays.map(\.name))

@@ -57,8 +57,9 @@ struct TickCommand: AsyncParsableCommand {
             }
             if changed { notifyRunningDaemon(dataDirectory: context.dataDirectory) }
         }
-        guard let lock = try DispatchLock.acquire(dataDirectory: context.dataDirectory,
-                                                  wait: dryRun ? 0 : context.config.delivery.lockWait) else {
+        let lockWait = dryRun ? 0 : context.config.delivery.lockWait
+        let ledger = context.ledger(store)
+        guard let lock = try runtime({ try ledger.deliveryLock(wait: lockWait) }) else {
             let note = dryRun ? "another dispatcher is delivering now; showing nothing"
                 : "another dispatcher is busy with \(context.dataDirectory); nothing sent (it will deliver)"
             if json {

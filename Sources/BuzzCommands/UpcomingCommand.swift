@@ -38,14 +38,14 @@ struct UpcomingCommand: ParsableCommand {
         // What the ledger already holds is not planned again (a reminder sent
         // before `reminders.time` moved later is not listed a second time).
         let recorded = try runtime {
-            try SQLiteLedger(store).recorded(around: context.now, planner: planner, contacts: contacts)
+            try context.ledger(store).recorded(around: context.now, planner: planner, contacts: contacts)
         }
         let limit = limit ?? context.config.reminders.maxPending
         let events = planner.upcoming(contacts, now: context.now, until: until, limit: limit, recorded: recorded)
         // The scheduled digests ([digests.NAME]) among them, by fire time; each counts against the limit.
         let digests = try runtime { try upcomingDigests(context: context, store: store, until: until) }
         // And the wishes scheduled with `buzz wish --at`.
-        let wishes = try runtime { try UpcomingRow.scheduledWishes(store: store, now: context.now, until: until) }
+        let wishes = try runtime { try UpcomingRow.scheduledWishes(ledger: context.ledger(store), store: store, now: context.now, until: until) }
         let wishNames = try runtime { try store.contactNames(ids: wishes.map(\.contactID)) }
         let rows = UpcomingRow.merged(events, digests, clock: context.clock, limit: limit, wishes: wishes.map { ($0, wishNames[$0.contactID] ?? $0.contactID) })
         if json {
@@ -77,7 +77,7 @@ struct UpcomingCommand: ParsableCommand {
         // digest fires twice in any 62 days.
         let events = schedule.events(after: now, upTo: until ?? now + 62 * 86_400)
         guard let last = events.last?.fireAt else { return [] }
-        let recorded = try SQLiteLedger(store).keys(firedAfter: now - 2 * 86_400, upTo: last + 2 * 86_400)
+        let recorded = try context.ledger(store).keys(firedAfter: now - 2 * 86_400, upTo: last + 2 * 86_400)
         var listed: Set<String> = []
         return events.compactMap { event in
             var left = event

@@ -8,7 +8,7 @@ import Foundation
 extension WishFlow {
     /// The contact's scheduled wish, if one waits (pending, or being retried).
     func scheduled(_ contact: Contact) throws -> LedgerRow? {
-        try runtime { try ask.store.history(for: contact.id) }
+        try runtime { try ask.context.ledger(ask.store).history(for: contact.id) }
             .filter { $0.kind == .wish && [.pending, .retrying, .sending].contains($0.state) }
             .min { $0.fireAt < $1.fireAt }
     }
@@ -41,7 +41,7 @@ extension WishFlow {
         let (occurrence, fireAt) = ScheduledWish.schedule(birthday, secondsAfterMidnight: secondsAfterMidnight, clock: clock,
                                                           now: context.now, feb29: context.config.reminders.feb29)
         let eventID = Self.eventID(contactID: contact.id, occurrence: occurrence.date)
-        let history = try runtime { try ask.store.history(for: contact.id) }
+        let history = try runtime { try context.ledger(ask.store).history(for: contact.id) }
         if let sent = history.first(where: { $0.eventID == eventID && $0.state == .sent }) {
             throw CLIError.request("\(contact.name) was already wished by \(sent.channel) for the birthday of \(occurrence.date)")
         }
@@ -52,7 +52,7 @@ extension WishFlow {
                   + (route.address.map { " to \($0)" } ?? ""))
             return
         }
-        let ledger = SQLiteLedger(ask.store)
+        let ledger = context.ledger(ask.store)
         // One scheduled wish per contact: an earlier one (another time, route or birthday) gives way.
         var writes = history.filter { $0.kind == .wish && [.pending, .retrying].contains($0.state)
             && LedgerKey($0) != LedgerKey(row) }.map { old -> LedgerRow in
@@ -73,7 +73,7 @@ extension WishFlow {
     /// `show` keeps the history); says so when there was none.
     func cancel(_ contact: Contact, reason: String = "cancelled by hand (buzz wish --cancel)", quiet: Bool = false) throws {
         let context = ask.context
-        let waiting = try runtime { try ask.store.history(for: contact.id) }
+        let waiting = try runtime { try context.ledger(ask.store).history(for: contact.id) }
             .filter { $0.kind == .wish && [.pending, .retrying].contains($0.state) }
         guard !waiting.isEmpty else {
             if !quiet { say("\(contact.name): no wish is scheduled") }
@@ -90,7 +90,7 @@ extension WishFlow {
             done.lastError = reason
             return done
         }
-        try runtime { try SQLiteLedger(ask.store).save(closed, now: context.now) }
+        try runtime { try context.ledger(ask.store).save(closed, now: context.now) }
         if !quiet {
             for row in waiting { say("\(contact.name): cancelled the wish \(Self.when(row, contact: contact, ours: context.clock))") }
         }
@@ -121,8 +121,8 @@ extension UpcomingRow {
 
     /// Scheduled wishes that fire after `now` (up to `until`), by fire time; not
     /// those of a contact gone or deceased (the next pass closes them unsent).
-    static func scheduledWishes(store: BuzzDatabase, now: Int64, until: Int64?) throws -> [LedgerRow] {
-        try SQLiteLedger(store).rows(kind: .wish, firedAfter: now)
+    static func scheduledWishes(ledger: any DeliveryLedger, store: BuzzDatabase, now: Int64, until: Int64?) throws -> [LedgerRow] {
+        try ledger.rows(kind: .wish, firedAfter: now)
             .filter { [.pending, .retrying].contains($0.state) && $0.fireAt <= (until ?? .max) }
             .filter { row in try store.contact(id: row.contactID).map { !$0.isDeceased } ?? false }
             .sorted { ($0.fireAt, $0.eventID) < ($1.fireAt, $1.eventID) }

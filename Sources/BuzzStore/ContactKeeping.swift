@@ -298,13 +298,4 @@ extension BuzzDatabase {
             try db.execute(sql: "UPDATE contact_note SET done_at = ? WHERE id = ? AND kind = 'gift'", arguments: [now, noteID])
         }
     }
-
-    /// The ledger rows about one contact (reminders, asks, wishes), newest first.
-    public func history(for id: String) throws -> [LedgerRow] {
-        try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT \(SQLiteLedger.columns) FROM delivery WHERE contact_id = ? ORDER BY fire_at DESC, event_id, channel
-                """, arguments: [id]).map(SQLiteLedger.decode)
-        }
-    }
 }

@@ -269,6 +269,30 @@ public final class SQLiteLedger: DeliveryLedger {
         }
     }
 
+    public func history(for contactID: String) throws -> [LedgerRow] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM delivery WHERE contact_id = ? ORDER BY fire_at DESC, event_id, channel
+                """, arguments: [contactID]).map(Self.decode)
+        }
+    }
+
+    /// Who `list` marks as wished today.
+    public func wishedContacts(sentFrom start: Int64, to end: Int64) throws -> Set<String> {
+        try database.read { db in
+            Set(try String.fetchAll(db, sql: """
+                SELECT DISTINCT contact_id FROM delivery
+                WHERE kind = 'wish' AND state = 'sent' AND sent_at >= ? AND sent_at < ?
+                """, arguments: [start, end]))
+        }
+    }
+
+    /// The flock on `<data dir>/dispatch.lock` (the database's folder), as `tick`,
+    /// `run`, `digest`, `ask` and `wish` have always taken it.
+    public func deliveryLock(wait: Int) throws -> (any DeliveryLock)? {
+        try DispatchLock.acquire(dataDirectory: database.directory, wait: wait)
+    }
+
     static let columns = """
         event_id, channel, contact_id, kind, state, fire_at, attempts, last_error, next_attempt_at, sent_at, via, created_at
         """
@@ -285,17 +309,6 @@ public final class SQLiteLedger: DeliveryLedger {
 }
 
 extension BuzzDatabase {
-    /// The contacts wished (a sent `…/wish/…` row) between `start` and `end`
-    /// (seconds since 1970): who `list` marks as wished today.
-    public func wishedContacts(sentFrom start: Int64, to end: Int64) throws -> Set<String> {
-        try read { db in
-            Set(try String.fetchAll(db, sql: """
-                SELECT DISTINCT contact_id FROM delivery
-                WHERE kind = 'wish' AND state = 'sent' AND sent_at >= ? AND sent_at < ?
-                """, arguments: [start, end]))
-        }
-    }
-
     func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try queue.writeWithoutTransaction(body)

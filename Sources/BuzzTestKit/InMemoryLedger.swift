@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import Foundation
 import Synchronization
 
 /// The delivery ledger in memory, for dispatcher tests (the SQLite one is tested against a real file).
@@ -11,6 +12,8 @@ public final class InMemoryLedger: DeliveryLedger {
     }
 
     private let state = Mutex(State())
+    /// Whether a `deliveryLock` is held (shared with the lock, which clears it).
+    private let locked = Lock()
 
     public init() {}
 
@@ -63,7 +66,9 @@ public final class InMemoryLedger: DeliveryLedger {
     }
 
     public func rows(in states: Set<DeliveryState>) throws -> [LedgerRow] {
-        state.withLock { $0.rows.values.filter { states.contains($0.state) } }.sorted { $0.eventID < $1.eventID }
+        // Newest first, as the SQLite ledger orders them (`outbox` lists them so).
+        state.withLock { $0.rows.values.filter { states.contains($0.state) } }
+            .sorted { (-$0.fireAt, $0.eventID, $0.channel) < (-$1.fireAt, $1.eventID, $1.channel) }
     }
 
     public func watermark() throws -> Int64? { state.withLock { $0.watermark } }
@@ -81,6 +86,59 @@ public final class InMemoryLedger: DeliveryLedger {
             for key in old.keys { state.rows[key] = nil }
             return old.count
         }
+    }
+
+    public func retry(eventIDs: [String]?, now: Int64) throws -> Int {
+        state.withLock { state in
+            let ids = eventIDs.map(Set.init)
+            var count = 0
+            for (key, var row) in state.rows where row.state == .failed && ids.map({ $0.contains(row.eventID) }) ?? true {
+                row.state = .retrying
+                row.nextAttemptAt = now
+                row.attempts = 0
+                state.rows[key] = row
+                count += 1
+            }
+            return count
+        }
+    }
+
+    public func history(for contactID: String) throws -> [LedgerRow] {
+        state.withLock { $0.rows.values.filter { $0.contactID == contactID } }
+            .sorted { (-$0.fireAt, $0.eventID, $0.channel) < (-$1.fireAt, $1.eventID, $1.channel) }
+    }
+
+    public func wishedContacts(sentFrom start: Int64, to end: Int64) throws -> Set<String> {
+        state.withLock { state in
+            Set(state.rows.values.filter { row in
+                row.kind == .wish && row.state == .sent && row.sentAt.map { $0 >= start && $0 < end } ?? false
+            }.map(\.contactID))
+        }
+    }
+
+    /// Exclusive within this ledger (one process's tests): a second taker waits
+    /// up to `wait` seconds for the first to drop its lock.
+    public func deliveryLock(wait: Int) throws -> (any DeliveryLock)? {
+        let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        while true {
+            if locked.flag.withLock({ held in
+                if held { return false }
+                held = true
+                return true
+            }) { return Held(locked) }
+            if Date() >= deadline { return nil }
+            usleep(10_000)
+        }
+    }
+
+    private final class Lock: Sendable {
+        let flag = Mutex(false)
+    }
+
+    private final class Held: DeliveryLock {
+        private let lock: Lock
+        init(_ lock: Lock) { self.lock = lock }
+        deinit { lock.flag.withLock { $0 = false } }
     }
 
     /// Every row as saved, in order (to check "written before and after each send").

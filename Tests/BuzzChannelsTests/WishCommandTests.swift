@@ -59,6 +59,43 @@ import Testing
         #expect(none.status == 2 && none.stderrLines.count == 1, "\(none)")
     }
 
+    /// A wish the gateway cannot take now (HTTP 503) goes the reminders' way: the
+    /// row waits `retrying` with a next attempt (not `failed`), the command says
+    /// it will be retried and exits 1, and the next tick sends it. An ask that
+    /// fails the same way stays `failed`: nothing sends an ask again by itself.
+    @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
+    func aTemporaryFailureIsRetriedByTheNextTick() async throws {
+        let sink = HTTPSink()
+        let base = try await sink.start()
+        try await sink.script([["status": 503], ["status": 503]], default: ["status": 200])
+        let sandbox = try AskCommandTests.world(smsURL: base)
+        try await AskCommandTests.importCards(sandbox, [
+            VCard.card(uid: "ana", name: "Ana Lima", bday: "1990-03-15", extra: ["TEL;TYPE=CELL:+49 170 1234567"]),
+            VCard.card(uid: "ben", name: "Ben Berg", extra: ["TEL;TYPE=CELL:+49 170 7654321"]),
+        ])
+        let wish = try await sandbox.run(["wish", "Ana", "--now", "2027-03-15T10:00"])
+        #expect(wish.status == 1, "\(wish)")
+        #expect(wish.stderr.contains("Ana Lima: wish not sent yet") && wish.stderr.contains("will be retried"), "\(wish)")
+        let waiting = try await sandbox.jsonRows(["outbox", "--json"]).first { $0["id"] == .string("ana/wish/2027-03-15") }
+        #expect(waiting?["status"] == .string("retrying"), "\(String(describing: waiting))")
+
+        let ask = try await sandbox.run(["ask", "Ben", "--now", "2027-03-15T10:01"])
+        #expect(ask.status == 1 && ask.stderr.contains("ask not sent"), "\(ask)")
+
+        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T11:00"])
+        #expect(tick.status == 0, "\(tick)")
+        let requests = try await sink.requests()
+        #expect(requests.count == 3, "the wish, the ask, the wish again")
+        #expect(requests.last?.bodyText?.contains("Happy+birthday") == true, "\(requests.last?.bodyText ?? "")")
+        let rows = try await sandbox.jsonRows(["outbox", "--json"])
+        #expect(rows.first { $0["id"] == .string("ana/wish/2027-03-15") }?["status"] == .string("sent"), "\(rows)")
+        let askRow = rows.first { row in
+            if case .string(let id) = row["id"] { return id.hasPrefix("ben/ask/") }
+            return false
+        }
+        #expect(askRow?["status"] == .string("failed"), "\(rows)")
+    }
+
     @Test func shareIsRecordedOncePerBirthdayAndNextBirthdayWhenNotRecent() async throws {
         let sandbox = try AskCommandTests.world()
         try await AskCommandTests.importCards(sandbox, [

@@ -1,10 +1,12 @@
+import BirthdayBuzz
 import BuzzSystem
 import Foundation
 
 /// One dispatcher per data dir (docs/design/reminders.md): an exclusive `flock` on
 /// `<data dir>/dispatch.lock`, held while delivering (never while `run` sleeps).
 /// The kernel drops it when the process dies, so a crash leaves no stale lock.
-final class DispatchLock {
+/// `SQLiteLedger.deliveryLock(wait:)` hands it out.
+public final class DispatchLock: DeliveryLock {
     private let descriptor: Int32
 
     private init(descriptor: Int32) {
@@ -18,7 +20,7 @@ final class DispatchLock {
 
     /// Why the lock file of `dataDirectory` cannot be opened, or nil (`doctor`
     /// asks without creating it).
-    static func problem(dataDirectory: String) -> String? {
+    public static func problem(dataDirectory: String) -> String? {
         let path = dataDirectory + "/dispatch.lock"
         let fd = open(path, O_RDWR | O_CLOEXEC)
         if fd >= 0 {
@@ -41,17 +43,17 @@ final class DispatchLock {
     }
 
     /// Takes the lock, waiting up to `wait` seconds; nil when another dispatcher kept it.
-    static func acquire(dataDirectory: String, wait: Int) throws -> DispatchLock? {
+    public static func acquire(dataDirectory: String, wait: Int) throws -> DispatchLock? {
         let path = dataDirectory + "/dispatch.lock"
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError.runtime(openProblem(path: path, errno: errno)) }
+        guard fd >= 0 else { throw StoreError(openProblem(path: path, errno: errno)) }
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return DispatchLock(descriptor: fd) }
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 let reason = SystemError("flock").reason
                 close(fd)
-                throw CLIError.runtime("\(path): cannot lock (\(reason))")
+                throw StoreError("\(path): cannot lock (\(reason))")
             }
             if Date() >= deadline {
                 close(fd)
