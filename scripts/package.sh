@@ -40,7 +40,7 @@ version=$("$bin" --version | awk '{print $2}')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "package.sh: $bin --version gave no version" >&2; exit 2; }
 arch=$(dpkg --print-architecture)
 # A Swift runtime the binary would look for means it is not the static build.
-if readelf -d "$bin" | grep -q 'NEEDED.*libswift'; then
+if readelf -d "$bin" | grep 'NEEDED.*libswift' >/dev/null; then
   echo "package.sh: $bin links the shared Swift runtime; package the static-stdlib release build" >&2
   exit 2
 fi
@@ -123,9 +123,11 @@ depends="${shlibs#shlibs:Depends=}, tzdata"
 # package is missing when the channel is used.
 recommends=""
 for soname in libcurl.so.4 libdbus-1.so.3 libxml2.so.2; do
-  path=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+  # Read to the end (no `exit`, no `head`): a reader that stops early gives the
+  # writer SIGPIPE, which pipefail turns into the script's exit status 141.
+  path=$(ldconfig -p | awk -v s="$soname" '$1 == s && !found { print $NF; found = 1 }')
   [ -n "$path" ] || { echo "package.sh: $soname is not installed here, cannot name its package" >&2; exit 1; }
-  package=$(dpkg -S "*/$(basename "$(readlink -f "$path")")" | head -n 1 | cut -d: -f1)
+  package=$(dpkg -S "*/$(basename "$(readlink -f "$path")")" | awk -F: 'NR == 1 { print $1 }')
   recommends="${recommends:+$recommends, }$package"
 done
 # Installed-Size: KiB, as dpkg-gencontrol counts (each file rounded up).
