@@ -12,10 +12,6 @@ struct Context {
     let configFileExists: Bool
     let config: BuzzConfig
     let clock: WallClock
-    /// What each occasion kind made of the files its config table names (the
-    /// name-day calendar), by kind name: read once, when the config is, so a bad
-    /// file stops the program before anything is sent.
-    let prepared: [String: any Sendable]
     /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970;
     /// `run` moves it to the moment of a click on a notification.
     var now: Int64
@@ -90,7 +86,6 @@ struct Context {
             config = BuzzConfig(defaultsFor: environment, systemTimeZone: systemZone)
         }
         clock = WallClock(timeZone: config.general.timeZone)
-        prepared = try Context.readOccasionFiles(config, configPath: configPath, home: home)
         if let text = options.now, let pinned = PinnedNow(text) {
             now = pinned.instant(in: clock)
         } else {
@@ -142,10 +137,19 @@ struct Context {
         return prepared
     }
 
+    /// What each occasion kind made of the files its config table names (the
+    /// name-day calendar), by kind name. Read by the commands that plan, not at
+    /// start-up (a `buzz send` never reads it); `tick` and `run` read it before
+    /// they deliver, so a bad file stops them before anything is sent.
+    func occasionFiles() throws -> [String: any Sendable] {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return try Context.readOccasionFiles(config, configPath: configPath, home: home)
+    }
+
     /// The planner of this config, with the kinds' files read.
-    func planner() -> Planner {
+    func planner() throws -> Planner {
         var planner = Planner(config: config, defaultChannels: defaultChannels)
-        planner.prepared = prepared
+        planner.prepared = try occasionFiles()
         return planner
     }
 

@@ -48,11 +48,12 @@ final class DispatchWiring: Sendable {
             }
         }
         let ledger = context.ledger(store)
+        let planner = try context.planner()
         dispatcher = Dispatcher(
-            config: config, planner: context.planner(),
+            config: config, planner: planner,
             ledger: ledger, renderer: renderer, channel: channel,
             scrub: { text, channel in scrubber.scrub(text, channel: channel) })
-        digests = DigestDispatcher(config: config, prepared: context.prepared, ledger: ledger, renderer: renderer,
+        digests = DigestDispatcher(config: config, prepared: planner.prepared, ledger: ledger, renderer: renderer,
                                    channel: channel,
                                    scrub: { text, channel in scrubber.scrub(text, channel: channel) })
         wishes = ScheduledWishDispatcher(config: config, ledger: ledger, templates: templates,

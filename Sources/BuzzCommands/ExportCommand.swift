@@ -50,7 +50,7 @@ enum ICSExport {
         // The dead have only their memorials (when `[memorials]` is on): no birthdays.
         let contacts = try runtime { try store.allContacts() }.filter(\.isIncluded)
         return ICalendarExport.calendar(contacts, kinds: OccasionKind.all.filter { context.config.reminds($0) },
-                                        prepared: context.prepared, today: today,
+                                        prepared: try context.occasionFiles(), today: today,
                                         feb29: context.config.reminders.feb29, stamp: stamp)
     }
 

@@ -36,7 +36,7 @@ struct ListCommand: ParsableCommand {
         // --missing is about birthdays: no anniversary rows there.
         let kinds = missing ? [] : OccasionKind.all.filter { context.config.reminds($0) }
         var entries = ListEntry.entries(chosen, today: context.today, feb29: context.config.reminders.feb29,
-                                        kinds: kinds, prepared: context.prepared, inMemory: all && !missing)
+                                        kinds: kinds, prepared: try context.occasionFiles(), inMemory: all && !missing)
         if sort == .name {
             entries.sort {
                 ($0.contact.name.lowercased(), $0.contact.id, $0.occasion.kind.name == "birthday" ? 0 : 1, $0.occasion.spoken)

@@ -235,7 +235,7 @@ struct SetCommand: ParsableCommand {
         if let channels = wanted.channels { settings.channels = channels }
         try runtime { try store.setContactSettings(settings.isEmpty ? nil : settings, for: found.id, now: context.now) }
         notifyRunningDaemon(dataDirectory: context.dataDirectory)
-        let planner = context.planner()
+        let planner = try context.planner()
         var planning = found.planning
         planning.settings = settings.isEmpty ? nil : settings
         let route = planner.route(for: planning, occasion: .birthday)

@@ -28,7 +28,7 @@ struct ShowCommand: ParsableCommand {
         let doneGifts = notes.filter { $0.kind == .gift && $0.doneAt != nil }
         let plainNotes = notes.filter { $0.kind == .note }
 
-        let planner = context.planner()
+        let planner = try context.planner()
         var planning = found.planning
         planning.giftIdeas = openGifts.map(\.text)
         planning.notes = plainNotes.map(\.text)

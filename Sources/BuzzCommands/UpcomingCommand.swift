@@ -28,7 +28,7 @@ struct UpcomingCommand: ParsableCommand {
     func run() throws {
         let context = try Context(root.global)
         let store = try context.openStore()
-        let planner = context.planner()
+        let planner = try context.planner()
         let contacts = try runtime { try store.plannableContacts(for: planner) }
         var until: Int64?
         if let days {
@@ -68,8 +68,7 @@ struct UpcomingCommand: ParsableCommand {
     /// Digest sends after now (each digest's next one; with `--days`, every one up
     /// to `until`) that the ledger does not hold yet.
     private func upcomingDigests(context: Context, store: BuzzDatabase, until: Int64?) throws -> [DigestEvent] {
-        var schedule = DigestSchedule(config: context.config)
-        schedule.prepared = context.prepared
+        let schedule = DigestSchedule(config: context.config)
         guard !schedule.digests.isEmpty else { return [] }
         let now = context.now
         // Without --days: each digest's next send the ledger does not hold (one already
