@@ -175,6 +175,13 @@ extension DeliveryLedger {
         RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback(for: contacts) - 2 * 86_400, upTo: .max))
     }
 
+    /// `recorded(around:planner:contacts:)` when the contacts are not read yet:
+    /// the largest offset they set for themselves is enough.
+    public func recorded(around now: Int64, planner: Planner, largestOwnOffset: Int) throws -> RecordedDeliveries {
+        RecordedDeliveries(keys: try keys(firedAfter: now - planner.lookback(largestOwnOffset: largestOwnOffset) - 2 * 86_400,
+                                          upTo: .max))
+    }
+
     /// Row by row (fine for ledgers where each save is cheap).
     public func save(_ rows: [LedgerRow], now: Int64) throws {
         for row in rows { try save(row, now: now) }

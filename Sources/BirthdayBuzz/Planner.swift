@@ -297,7 +297,7 @@ public struct Planner: Sendable {
     public var secondsAfterMidnight: Int
     public var feb29: Feb29Policy
     public var defaultChannels: [String]
-    private let config: BuzzConfig
+    let config: BuzzConfig
     public let clock: WallClock
     /// What each kind's `prepare` made of the files its config table names, by
     /// kind name (the wiring reads them); a kind read from a file without one

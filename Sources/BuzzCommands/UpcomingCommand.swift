@@ -29,7 +29,6 @@ struct UpcomingCommand: ParsableCommand {
         let context = try Context(root.global)
         let store = try context.openStore()
         let planner = try context.planner()
-        let contacts = try runtime { try store.plannableContacts(for: planner) }
         var until: Int64?
         if let days {
             let endDay = context.today.adding(days: days + 1)
@@ -37,11 +36,18 @@ struct UpcomingCommand: ParsableCommand {
         }
         // What the ledger already holds is not planned again (a reminder sent
         // before `reminders.time` moved later is not listed a second time).
+        let largestOwnOffset = try runtime { try store.largestOwnOffset() }
         let recorded = try runtime {
-            try context.ledger(store).recorded(around: context.now, planner: planner, contacts: contacts)
+            try context.ledger(store).recorded(around: context.now, planner: planner, largestOwnOffset: largestOwnOffset)
         }
         let limit = limit ?? context.config.reminders.maxPending
-        let events = planner.upcoming(contacts, now: context.now, until: until, limit: limit, recorded: recorded)
+        // Only the contacts whose dates fall near the window are read (docs/design/reminders.md).
+        let events = try runtime {
+            try planner.upcoming(now: context.now, until: until, limit: limit, recorded: recorded,
+                                 largestOwnOffset: largestOwnOffset) { keys in
+                try store.plannableContacts(for: planner, within: keys)
+            }
+        }
         // The scheduled digests ([digests.NAME]) among them, by fire time; each counts against the limit.
         let digests = try runtime { try upcomingDigests(context: context, store: store, until: until) }
         // And the wishes scheduled with `buzz wish --at`.
@@ -53,7 +59,7 @@ struct UpcomingCommand: ParsableCommand {
             return
         }
         if rows.isEmpty {
-            if let days, !contacts.isEmpty || !wishes.isEmpty {
+            if let days, try !wishes.isEmpty || runtime({ try store.hasPlannableContacts(for: planner) }) {
                 print("Nothing planned in the next \(days) day\(days == 1 ? "" : "s").")
             } else {
                 print("Nothing planned. Import contacts (buzz import FILE) and include them (buzz triage).")

@@ -128,13 +128,22 @@ extension BuzzDatabase {
         try plannableContacts(deceased: planner.concernsTheDeceased, undated: planner.concernsEveryContact)
     }
 
+    /// `plannableContacts(for:)` narrowed to the contacts with a date keyed in
+    /// `keys` (and those whose dates have no key: other calendars, dates kept
+    /// by hand); every one for nil. What `Planner.upcoming(now:…reading:)` reads.
+    public func plannableContacts(for planner: Planner, within keys: DayKeyRanges?) throws -> [PlanningContact] {
+        try plannableContacts(deceased: planner.concernsTheDeceased, undated: planner.concernsEveryContact, within: keys)
+    }
+
     /// What planning needs, and only that: included contacts with a date of some
     /// kind (a birthday, an anniversary, a labelled date; with `undated`, every
     /// included contact), with id, name, dates, categories and decision (no phones
     /// or emails), and their own settings, notes and gift ideas. The deceased are
     /// left out unless `deceased` (memorials), and then marked `isDeceased`.
-    public func plannableContacts(deceased: Bool = false, undated: Bool = false) throws -> [PlanningContact] {
+    public func plannableContacts(deceased: Bool = false, undated: Bool = false, within keys: DayKeyRanges? = nil) throws -> [PlanningContact] {
         try read { db in
+            // `undated` plans every contact: keys cannot narrow it.
+            let window = keys.map { undated ? "" : " AND id IN (\(Self.candidates(within: $0, deceased: deceased)))" } ?? ""
             var contacts: [PlanningContact] = []
             let handMemorials = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE kind = 'memorial')") ?? true
             let isDeceased = ContactColumns.deceased(handMemorials: handMemorials)
@@ -150,12 +159,12 @@ extension BuzzDatabase {
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
                        first_name, anniversary, dates, time_zone, deathdate, \(isDeceased)
                 FROM contact
-                WHERE decision = 1 AND \(dated)
+                WHERE decision = 1 AND \(dated)\(window)
                 """ : """
                 SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
                        first_name, anniversary, dates, time_zone
                 FROM contact
-                WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)
+                WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)\(window)
                 """)
             while let row = try rows.next() {
                 var birthday: Birthday?

@@ -60,6 +60,8 @@ public final class ImportSession {
     /// Prepared once per session, on first use (looked up in GRDB's cache once, not per card).
     private var insertStatement: RawStatement?
     private var updateStatement: RawStatement?
+    /// The labelled dates' keys (`contact_day`), written with the card.
+    private var dayRows = DayRows()
     public private(set) var summary = ImportSummary()
 
     init(db: Database, source: String, now: Int64, includeByDefault: Bool) throws {
@@ -275,6 +277,7 @@ public final class ImportSession {
             update.bindAt(1000, includeByDefault)
             update.bindAt(1001, encoded.birthdayMonth.map(Int64.init))
             try update.execute()
+            try dayRows.write(db, id: id, dates: card.labelledDates, replacing: true)
             if !alreadySeen { summary.updated += 1 }
         } else {
             let include = includeByDefault && card.birthday != nil
@@ -293,6 +296,7 @@ public final class ImportSession {
             insert.bind(include ? now : nil)
             insert.bind(now)
             try insert.execute()
+            try dayRows.write(db, id: id, dates: card.labelledDates, replacing: false)
             summary.added += 1
             if !remembered.isEmpty, remembered.contains(id) { try restoreRemembered(id) }
         }

@@ -248,6 +248,7 @@ public final class BuzzDatabase: Sendable {
         registerDeparted(&migrator)
         registerOccasionDates(&migrator)
         registerContactTimeZone(&migrator)
+        registerPlanningWindow(&migrator)
         return migrator
     }
 
