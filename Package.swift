@@ -61,13 +61,17 @@ let package = Package(
         .target(name: "CBuzzLinux"),
         // What talks to the system from Swift: SystemError and the dlopen'd SharedLibrary.
         .target(name: "BuzzSystem"),
+        // Starting programs (`ProgramRunner`: posix_spawn, own process group, a
+        // minimal environment) and reading the secrets a config names (`SecretReader`:
+        // password_env, password_file, password_command), for channels and sources alike.
+        .target(name: "BuzzProcess", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzSystem", "CBuzzLinux"]),
         // The one owner of libcurl.
         .target(name: "CurlSupport", dependencies: ["CCurl", "BuzzSystem"]),
         // One file per channel adapter, plus the registry.
         .target(
             name: "BuzzChannels",
             dependencies: [
-                "BirthdayBuzz", "BuzzFiles", "CurlSupport", "CDBus", "BuzzSystem", "CBuzzLinux",
+                "BirthdayBuzz", "BuzzProcess", "CurlSupport", "CDBus", "BuzzSystem", "CBuzzLinux",
             ],
             swiftSettings: [.unsafeFlags(dbusHeaders)]
         ),
@@ -91,7 +95,7 @@ let package = Package(
         // and run; one file per source type, plus the registry.
         .target(
             name: "BuzzSources",
-            dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzStore", "BuzzCardDAV", "CurlSupport", "BuzzSystem", "CBuzzLinux"]
+            dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzProcess", "BuzzStore", "BuzzCardDAV", "CurlSupport", "BuzzSystem", "CBuzzLinux"]
         ),
         // The commands, the wiring and the daemon: a library, so that tests and
         // other programs use it without the executable (issue 12).
@@ -103,6 +107,7 @@ let package = Package(
                 "BuzzStore",
                 "BuzzSources",
                 "BuzzChannels",
+                "BuzzProcess",
                 "CurlSupport",
                 "CBuzzLinux",
                 "BuzzSystem",
@@ -131,7 +136,7 @@ let package = Package(
         ),
         // The loader is tested with the shipped channel and source types (their options live in their adapters).
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
-        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands"],
+        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BuzzProcess", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", "BuzzTestKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The CardDAV client, and the carddav source end to end (`buzz sync`, `tick`,

@@ -247,7 +247,7 @@ extension BuzzConfig {
             try sources.finish()
         }
         try root.finish()
-        try checkReferences()
+        try checkReferences(types.channels)
         try checkChannelOptionReferences(types.channels)
     }
 
@@ -353,12 +353,26 @@ extension BuzzConfig {
         return Digest(name: name, every: every, on: on, time: time, days: days, channels: unique, empty: empty)
     }
 
-    /// Every channel a route names must exist (the embedded `console` and `desktop` always do).
-    private func checkReferences() throws {
+    /// Every channel a route names must exist (the embedded `console` and `desktop`
+    /// always do) and be of a type that can carry what the route sends. The types
+    /// say what they can carry (`ChannelCapabilities`); the loader names none of them.
+    private func checkReferences(_ types: [ConfigTypes.Entry]) throws {
         let known = Set(channels.map(\.name)).union(BuzzConfig.builtInChannelNames)
-        func check(_ names: [String]?, _ path: [String]) throws {
-            for name in names ?? [] where !known.contains(name) {
-                throw SchemaProblem(path: path, message: "no channel named \"\(name)\" (define [channels.\(name)])")
+        // A built-in channel whose type was not handed in (a program that loads
+        // configs without channel types) has no entry: it carries nothing it could be checked for.
+        func entry(for channel: ChannelConfig) -> ConfigTypes.Entry? {
+            types.first { $0.name == channel.typeName }
+        }
+        func check(_ names: [String]?, _ path: [String], carriesReminders: Bool = true) throws {
+            for name in names ?? [] {
+                guard known.contains(name) else {
+                    throw SchemaProblem(path: path, message: "no channel named \"\(name)\" (define [channels.\(name)])")
+                }
+                if carriesReminders, let channel = resolvedChannel(named: name), let type = entry(for: channel),
+                   !type.capabilities.contains(.reminders) {
+                    throw SchemaProblem(path: path,
+                                        message: "channel \"\(name)\" is a \(channel.typeName) channel, which cannot carry reminders, digests or notices")
+                }
             }
         }
         try check(reminders.channels, ["reminders", "channels"])
@@ -373,39 +387,34 @@ extension BuzzConfig {
             try check(group.fallback, ["groups", group.name, "fallback"])
         }
         for digest in digests { try check(digest.channels, ["digests", digest.name, "channels"]) }
-        try check(ask.sms.map { [$0] }, ["ask", "sms"])
-        try check(ask.email.map { [$0] }, ["ask", "email"])
+        try check(ask.sms.map { [$0] }, ["ask", "sms"], carriesReminders: false)
+        try check(ask.email.map { [$0] }, ["ask", "email"], carriesReminders: false)
         if let email = ask.email, let channel = resolvedChannel(named: email),
-           !["smtp", "exec"].contains(channel.typeName) {
+           entry(for: channel)?.capabilities.contains(.asksByEmail) != true {
             throw SchemaProblem(path: ["ask", "email"],
-                                message: "channel \"\(email)\" is a \(channel.typeName) channel; email asks need smtp or exec")
+                                message: "channel \"\(email)\" is a \(channel.typeName) channel; email asks need \(Self.typesThatCarry(.asksByEmail, among: types))")
         }
         // An SMS goes out through a gateway (a webhook) or a plugin; the console or
         // the desktop would only show the text here and record it as sent.
         if let sms = ask.sms, let channel = resolvedChannel(named: sms),
-           !["webhook", "exec"].contains(channel.typeName) {
+           entry(for: channel)?.capabilities.contains(.asksBySMS) != true {
             throw SchemaProblem(path: ["ask", "sms"],
-                                message: "channel \"\(sms)\" is a \(channel.typeName) channel; SMS asks need a webhook (an SMS gateway) or exec")
+                                message: "channel \"\(sms)\" is a \(channel.typeName) channel; SMS asks need \(Self.typesThatCarry(.asksBySMS, among: types))")
         }
         // Telegram and Pushover reach the user's own phone, never a contact's number: an ask or a wish there would go nowhere.
-        if let sms = ask.sms, let channel = resolvedChannel(named: sms), channel.typeName == "webhook",
-           let service = Self.userOnlyService(channel.options) {
+        if let sms = ask.sms, let channel = resolvedChannel(named: sms),
+           let service = entry(for: channel)?.userOnlyService(channel.options) {
             throw SchemaProblem(path: ["ask", "sms"],
                                 message: "channel \"\(sms)\" is a \(service) channel, which reaches you, not a contact's phone; asks and wishes need an SMS gateway webhook or exec")
         }
     }
 
-    /// "Telegram" or "Pushover" for a webhook table that sends there (by preset or Apprise URL), else nil.
-    static func userOnlyService(_ options: ConfigTable) -> String? {
-        if case .string(let preset)? = options.values["preset"] {
-            if preset == "telegram" { return "Telegram" }
-            if preset == "pushover" { return "Pushover" }
-        }
-        if case .string(let url)? = options.values["url"] {
-            if url.lowercased().hasPrefix("tgram://") { return "Telegram" }
-            if url.lowercased().hasPrefix("pover://") { return "Pushover" }
-        }
-        return nil
+    /// The types that can carry `capability`, as an error's hint names them, in
+    /// the order they were handed in: "smtp or exec".
+    static func typesThatCarry(_ capability: ChannelCapabilities, among types: [ConfigTypes.Entry]) -> String {
+        let names = types.filter { $0.capabilities.contains(capability) }.map { $0.askRouteDescription ?? $0.name }
+        guard let last = names.last else { return "a channel type that can send them, and none is known here" }
+        return names.count == 1 ? last : names.dropLast().joined(separator: ", ") + " or " + last
     }
 
     /// Channels that exist without a `[channels.NAME]` table: `console` and `desktop` (dbus).

@@ -110,12 +110,27 @@ public struct ConfigTypes: Sendable {
         public var check: @Sendable (TableReader) throws -> Void
         /// Other channels a checked table names, by key (a dbus channel's `escalate`); each must exist.
         public var references: @Sendable (ConfigTable) -> [String: [String]]
+        /// What a channel of this type can carry; the loader checks routes against it
+        /// (`[ask] sms` needs `.asksBySMS`). Unused for source types.
+        public var capabilities: ChannelCapabilities
+        /// How an error about an ask route names this type among those that can carry
+        /// it ("SMS asks need a webhook (an SMS gateway) or exec"); nil: its name.
+        public var askRouteDescription: String?
+        /// For a checked table whose channel reaches only the user's own devices,
+        /// never a contact's address (a webhook with the Telegram preset): the
+        /// service's name, for the error that refuses it as an ask route. Else nil.
+        public var userOnlyService: @Sendable (ConfigTable) -> String?
 
         public init(name: String, check: @escaping @Sendable (TableReader) throws -> Void,
-                    references: @escaping @Sendable (ConfigTable) -> [String: [String]] = { _ in [:] }) {
+                    references: @escaping @Sendable (ConfigTable) -> [String: [String]] = { _ in [:] },
+                    capabilities: ChannelCapabilities = [], askRouteDescription: String? = nil,
+                    userOnlyService: @escaping @Sendable (ConfigTable) -> String? = { _ in nil }) {
             self.name = name
             self.check = check
             self.references = references
+            self.capabilities = capabilities
+            self.askRouteDescription = askRouteDescription
+            self.userOnlyService = userOnlyService
         }
     }
 
@@ -127,6 +142,25 @@ public struct ConfigTypes: Sendable {
         self.channels = channels
         self.sources = sources
     }
+}
+
+/// What a channel type can carry, declared by the type itself (BuzzChannels'
+/// `ChannelType.capabilities`): the loader asks the types it is handed instead of
+/// knowing type names, so a type a program registers can carry asks too.
+public struct ChannelCapabilities: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+
+    /// Messages to the user: reminders, digests and notices (routes in
+    /// `[reminders]`, the occasion tables, `[groups.NAME]`, `[digests.NAME]`).
+    public static let reminders = ChannelCapabilities(rawValue: 1 << 0)
+    /// An ask (or a wish) sent to a contact's email address: `[ask] email`.
+    public static let asksByEmail = ChannelCapabilities(rawValue: 1 << 1)
+    /// An ask (or a wish) sent to a contact's phone number: `[ask] sms`.
+    public static let asksBySMS = ChannelCapabilities(rawValue: 1 << 2)
 }
 
 extension ConfigTypes {

@@ -25,6 +25,9 @@ extension ConsoleChannel: ChannelType {
 
     public static let typeName = "console"
 
+    /// It only prints here: it reaches the user, never a contact.
+    public static let capabilities: ChannelCapabilities = .reminders
+
     public static func options(from table: TableReader) throws -> Options { Options() }
 
     public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {

@@ -348,6 +348,9 @@ extension DBusChannel: ChannelType {
 
     public static let typeName = "dbus"
 
+    /// A notification on this desktop reaches the user, never a contact.
+    public static let capabilities: ChannelCapabilities = .reminders
+
     /// `escalate_after`'s default: 3 hours.
     public static let defaultEscalateAfter = 3 * 3_600
     /// The longest `escalate_after`: `buzz run` keeps a shown notification a little over a week.

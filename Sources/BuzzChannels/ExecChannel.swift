@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzProcess
 import Foundation
 
 /// The plugin door (docs/design/channels.md): runs the program the config names, no shell,
@@ -134,6 +135,9 @@ extension ExecChannel: ChannelType {
     }
 
     public static let typeName = "exec"
+
+    /// A plugin gets the contact's address or number with the message (`"to"`), so it can send asks both ways.
+    public static let capabilities: ChannelCapabilities = [.reminders, .asksByEmail, .asksBySMS]
 
     public static func options(from table: TableReader) throws -> Options {
         guard let command = try table.stringArray("command"), let program = command.first, !program.isEmpty else {

@@ -83,6 +83,20 @@ public protocol ChannelType: Sendable {
     /// Other channels the options name, by key (a dbus channel's `escalate`): the
     /// loader checks that each exists, as it does for routes. Default: none.
     static func channelReferences(_ options: Options) -> [String: [String]]
+
+    /// What a channel of this type can carry: the config loader accepts it in a
+    /// route only for what it declares (`[ask] sms` needs `.asksBySMS`, a
+    /// reminder route `.reminders`). Default: `.reminders`.
+    static var capabilities: ChannelCapabilities { get }
+
+    /// How a config error about an ask route names this type among those that
+    /// can carry the ask. Default: the type name.
+    static var askRouteDescription: String { get }
+
+    /// For options whose channel reaches only the user's own devices, never a
+    /// contact's address although the type could (a webhook to Telegram): the
+    /// service's name, and the loader refuses it as an ask route. Default: nil.
+    static func userOnlyService(_ options: Options) -> String?
 }
 
 extension ChannelType {
@@ -91,6 +105,12 @@ extension ChannelType {
     public static func holdsInlineSecret(_ options: Options) -> Bool { false }
 
     public static func channelReferences(_ options: Options) -> [String: [String]] { [:] }
+
+    public static var capabilities: ChannelCapabilities { .reminders }
+
+    public static var askRouteDescription: String { typeName }
+
+    public static func userOnlyService(_ options: Options) -> String? { nil }
 
     /// Reads a channel table's options (all of them: an unread key is an error).
     public static func options(of config: ChannelConfig) throws -> Options {
@@ -111,6 +131,9 @@ public struct ChannelRegistry: Sendable {
         var target: @Sendable (ChannelConfig, [String: String]) -> String
         var holdsInlineSecret: @Sendable (ChannelConfig) -> Bool
         var references: @Sendable (ConfigTable) -> [String: [String]]
+        var capabilities: ChannelCapabilities
+        var askRouteDescription: String
+        var userOnlyService: @Sendable (ConfigTable) -> String?
     }
 
     private var entries: [Entry] = []
@@ -134,7 +157,10 @@ public struct ChannelRegistry: Sendable {
                 (try? T.options(of: config)).map { T.target(of: $0, environment: environment) } ?? T.typeName
             },
             holdsInlineSecret: { config in (try? T.options(of: config)).map(T.holdsInlineSecret) ?? false },
-            references: { table in (try? TableReader.readAll(table, T.options(from:))).map(T.channelReferences) ?? [:] })
+            references: { table in (try? TableReader.readAll(table, T.options(from:))).map(T.channelReferences) ?? [:] },
+            capabilities: T.capabilities,
+            askRouteDescription: T.askRouteDescription,
+            userOnlyService: { table in (try? TableReader.readAll(table, T.options(from:))).flatMap(T.userOnlyService) })
         if let index = entries.firstIndex(where: { $0.name == T.typeName }) {
             entries[index] = entry
         } else {
@@ -147,7 +173,10 @@ public struct ChannelRegistry: Sendable {
 
     /// What `BuzzConfig(toml:…types:)` needs to check `[channels.NAME]` tables.
     public var configTypes: [ConfigTypes.Entry] {
-        entries.map { ConfigTypes.Entry(name: $0.name, check: $0.check, references: $0.references) }
+        entries.map {
+            ConfigTypes.Entry(name: $0.name, check: $0.check, references: $0.references, capabilities: $0.capabilities,
+                              askRouteDescription: $0.askRouteDescription, userOnlyService: $0.userOnlyService)
+        }
     }
 
     private func entry(for config: ChannelConfig) -> Entry? {

@@ -1,5 +1,5 @@
 import BirthdayBuzz
-import BuzzFiles
+import BuzzProcess
 import CurlSupport
 import Foundation
 
@@ -39,43 +39,16 @@ public struct SMTPChannel: NotificationChannel {
         if options.security == .none, !Options.isLoopback(options.host) {
             throw ChannelSetupError(message: "\(name): security = \"none\" sends mail and password in clear text; it is only allowed to a loopback host, not \(options.host)")
         }
-        password = try options.password.map { try SMTPChannel.readSecret($0, channel: name, context: context) }
+        do {
+            password = try options.password.map { secret throws(SecretError) in
+                try SecretReader.read(secret, for: name, environment: context.environment,
+                                      configDirectory: context.configDirectory, resolvePath: context.resolvePath)
+            }
+        } catch {
+            throw ChannelSetupError(message: error.message)
+        }
         if let password { context.scrubber.register(password) }
         session = CurlSession(label: name)
-    }
-
-    /// Reads a password from the environment, a file (first line) or a command (first line of its output).
-    /// Reads a password by the channels' rules (shared with `[sources.NAME]`
-    /// tables: `password_env`, `password_file`, `password_command`).
-    public static func readSecret(_ source: ChannelConfig.SecretSource, channel: String, context: ChannelContext) throws -> String {
-        switch source {
-        case .environment(let variable):
-            guard let value = context.environment[variable], !value.isEmpty else {
-                throw ChannelSetupError(message: "\(channel): password_env names \(variable), which is not set")
-            }
-            return value
-        case .file(let path):
-            let resolved = context.resolvePath(path)
-            do {
-                return firstLine(try TextFile.read(resolved, limit: 1 << 20))
-            } catch {
-                // The reason only: a line number would point into the secret.
-                throw ChannelSetupError(message: "\(channel): cannot read password_file \(resolved) (\(error.line == nil ? error.reason : "it is not UTF-8 text"))")
-            }
-        case .command(let argv):
-            let output = try PasswordCommand.run(argv, channel: channel, environment: context.environment,
-                                                 configDirectory: context.configDirectory)
-            let line = firstLine(output)
-            guard !line.isEmpty else {
-                throw ChannelSetupError(message: "\(channel): password_command \(argv.first ?? "") printed nothing")
-            }
-            return line
-        }
-    }
-
-    static func firstLine(_ text: String) -> String {
-        String(text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first ?? "")
-            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
     }
 
     private var url: String {
@@ -245,6 +218,9 @@ extension SMTPChannel: ChannelType {
     }
 
     public static let typeName = "smtp"
+
+    /// Mail to the configured `to`, or to the contact's address for an ask.
+    public static let capabilities: ChannelCapabilities = [.reminders, .asksByEmail]
 
     public static func options(from table: TableReader) throws -> Options {
         guard let host = try table.string("host"), !host.isEmpty else { throw table.problem("host", "missing") }

@@ -443,6 +443,22 @@ extension WebhookChannel: ChannelType {
 
     public static let typeName = "webhook"
 
+    /// An SMS gateway gets the contact's number (`"to"`) with an ask; no webhook sends mail.
+    /// Telegram and Pushover cannot write to a contact: `userOnlyService` says so per table.
+    public static let capabilities: ChannelCapabilities = [.reminders, .asksBySMS]
+
+    public static let askRouteDescription = "a webhook (an SMS gateway)"
+
+    /// "Telegram" or "Pushover" for a table that sends there (by preset or Apprise URL):
+    /// they reach the user's own phone, never a contact's number.
+    public static func userOnlyService(_ options: Options) -> String? {
+        switch options.preset {
+        case .telegram: return "Telegram"
+        case .pushover: return "Pushover"
+        default: return nil
+        }
+    }
+
     public static func options(from table: TableReader) throws -> Options {
         let preset = try table.choice("preset", Preset.self)
         if preset == .telegram || preset == .pushover { return try phoneOptions(from: table, preset: preset ?? .telegram) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
 import BuzzFiles
+import BuzzProcess
 import BuzzStore
 import Foundation
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BirthdayBuzz
-import BuzzChannels
 import BuzzSources
 import BuzzStore
 import Foundation
@@ -10,13 +9,8 @@ extension Context {
     func sourceContext(today: LocalDate? = nil, fromScratch: Bool = false) -> SourceContext {
         let environment = environment
         let configDirectory = BuzzDatabase.parentFolder(of: configPath)
-        let scrubber = SecretScrubber()
-        var context = SourceContext(environment: environment, configDirectory: configDirectory, scrubber: scrubber,
-                                    today: today ?? self.today, readSecret: { secret, name in
-                                        let channelContext = ChannelContext(environment: environment, configDirectory: configDirectory,
-                                                                            scrubber: scrubber)
-                                        return try SMTPChannel.readSecret(secret, channel: name, context: channelContext)
-                                    })
+        var context = SourceContext(environment: environment, configDirectory: configDirectory, scrubber: SecretScrubber(),
+                                    today: today ?? self.today)
         context.fromScratch = fromScratch
         return context
     }
@@ -93,15 +87,14 @@ func syncSources(_ sources: [any ContactSourceType], context: Context, store: Bu
 }
 
 extension Context {
-    /// With `write_back = true` on the contact's carddav source, writes its
-    /// birthday (nil: none) to the server now (docs/design/sources.md). The local decision
-    /// is already recorded: a failure says so on one line and exits 1.
+    /// When the contact's source writes back (`BirthdayWriteBack`, e.g. a carddav
+    /// source with `write_back = true`), writes its birthday (nil: none) there now
+    /// (docs/design/sources.md). The local decision is already recorded: a failure
+    /// says so on one line and exits 1.
     func writeBirthdayBack(_ birthday: Birthday?, for contact: Contact, store: BuzzDatabase) throws {
-        guard let config = config.sources.first(where: { $0.name == contact.source }),
-              config.typeName == CardDAVSource.typeName,
-              (try? CardDAVSource.options(of: config))?.writeBack == true else { return }
+        guard let config = config.sources.first(where: { $0.name == contact.source }) else { return }
         do {
-            guard let source = try Context.sourceTypes.make(config, context: sourceContext()) as? CardDAVSource else { return }
+            guard let source = try Context.sourceTypes.writeBack(config, context: sourceContext()) else { return }
             try source.writeBirthday(birthday, contactID: contact.id, store: store, now: now,
                                      includeByDefault: self.config.contacts.includeByDefault)
             print("\(contact.name): written back to \(config.name) on the server")

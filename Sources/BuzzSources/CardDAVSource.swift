@@ -1,6 +1,6 @@
 import BirthdayBuzz
 import BuzzCardDAV
-import BuzzFiles
+import BuzzProcess
 import BuzzStore
 import CurlSupport
 import Foundation
@@ -23,7 +23,7 @@ import Synchronization
 /// The state kept in the store (`CardDAVState`): the books, each book's sync
 /// token and ETags, and which contact each href holds, so a removed href
 /// removes its contact and `set-birthday` finds the card to write back.
-public struct CardDAVSource: ContactSourceType {
+public struct CardDAVSource: ContactSourceType, BirthdayWriteBack {
     public let id: String
     public let label: String
     public var typeName: String { Self.typeName }
@@ -250,30 +250,15 @@ public struct CardDAVSource: ContactSourceType {
         }
     }
 
+    /// The password by the rules the smtp channel reads its own by (`SecretReader`).
     private func readPassword(_ secret: ChannelConfig.SecretSource) throws -> String {
-        if let reader = context.readSecret {
-            do {
-                return try reader(secret, label)
-            } catch {
-                // The report line names the source already.
-                let message = context.scrubber.scrub("\(error)")
-                throw SourceError.request(message.hasPrefix(label + ": ") ? String(message.dropFirst(label.count + 2)) : message)
-            }
-        }
-        switch secret {
-        case .environment(let variable):
-            guard let value = context.environment[variable], !value.isEmpty else {
-                throw SourceError.request("password_env names \(variable), which is not set")
-            }
-            return value
-        case .file(let path):
-            let resolved = context.resolvePath(path)
-            guard let text = try? TextFile.read(resolved, limit: 1 << 20) else {
-                throw SourceError.request("cannot read password_file \(resolved)")
-            }
-            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
-        case .command:
-            throw SourceError.request("password_command is not available here")
+        do {
+            return try SecretReader.read(secret, for: label, environment: context.environment,
+                                         configDirectory: context.configDirectory, resolvePath: context.resolvePath)
+        } catch {
+            // The report line names the source already.
+            let message = context.scrubber.scrub(error.message)
+            throw SourceError.request(message.hasPrefix(label + ": ") ? String(message.dropFirst(label.count + 2)) : message)
         }
     }
 

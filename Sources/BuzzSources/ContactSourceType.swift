@@ -100,23 +100,17 @@ public struct SourceContext: Sendable {
     public var scrubber: SecretScrubber
     /// Birthdays after this day are reported and dropped (the command's `--now`).
     public var today: LocalDate?
-    /// Reads a password as the channels do (`password_env`, `password_file`,
-    /// `password_command`) for the source named by the string; the CLI
-    /// supplies it. nil: only `password_env` and `password_file` are read.
-    public var readSecret: (@Sendable (ChannelConfig.SecretSource, String) throws -> String)?
     /// Read from scratch: what was kept from the last sync (a CardDAV
     /// source's sync tokens and ETags) is not trusted, every card is listed
     /// and fetched again, and what is gone is pruned (`buzz sync --full`).
     public var fromScratch = false
 
     public init(environment: [String: String], configDirectory: String?, scrubber: SecretScrubber = SecretScrubber(),
-                today: LocalDate? = nil,
-                readSecret: (@Sendable (ChannelConfig.SecretSource, String) throws -> String)? = nil) {
+                today: LocalDate? = nil) {
         self.environment = environment
         self.configDirectory = configDirectory
         self.scrubber = scrubber
         self.today = today
-        self.readSecret = readSecret
     }
 
     /// A path from the config, with `~/` expanded and relative paths read from

@@ -77,4 +77,13 @@ public struct SourceRegistry: Sendable {
             throw SourceError.request("sources.\(config.name): \(error.message)")
         }
     }
+
+    /// The source of a `[sources.NAME]` table as a writer of birthdays, when its
+    /// type adopts `BirthdayWriteBack` and the table asks for it (`writesBack`);
+    /// nil for a read-only source. Building a source reads nothing (a carddav
+    /// source connects when it is used).
+    public func writeBack(_ config: SourceConfig, context: SourceContext) throws -> (any BirthdayWriteBack)? {
+        guard let source = try make(config, context: context) as? any BirthdayWriteBack, source.writesBack else { return nil }
+        return source
+    }
 }

@@ -100,3 +100,88 @@ import Testing
         }
     }
 }
+
+/// What a route may carry is the type's own word (`ChannelType.capabilities`): the
+/// loader names no type, so a type registered here carries an ask because it says so.
+extension ChannelTypeTests {
+    /// `type = "sms-relay"`: hands asks to a contact's phone, and nothing to the user.
+    struct SMSRelayChannel: NotificationChannel, ChannelType {
+        struct Options: Sendable {}
+        static let typeName = "sms-relay"
+        static let capabilities: ChannelCapabilities = .asksBySMS
+        static func options(from table: TableReader) throws -> Options { Options() }
+        static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
+            SMSRelayChannel(name: config.name)
+        }
+
+        let name: String
+        func deliver(_ message: Message) async throws {}
+    }
+
+    static func relayRegistry() -> ChannelRegistry {
+        var registry = registry()
+        registry.register(SMSRelayChannel.self)
+        return registry
+    }
+
+    static func loadError(_ toml: String, registry: ChannelRegistry) -> String? {
+        do {
+            _ = try load(toml, registry: registry)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func anAskRouteTakesATypeThatDeclaresTheAsk() throws {
+        let registry = Self.relayRegistry()
+        let relay = "[channels.relay]\ntype = \"sms-relay\"\n\n"
+        let config = try Self.load(relay + "[ask]\nsms = \"relay\"\n", registry: registry)
+        #expect(config.ask.sms == "relay")
+
+        // Declared for SMS only: not for email asks, nor for reminders (the hint lists the types that can).
+        #expect(Self.loadError(relay + "[ask]\nemail = \"relay\"\n", registry: registry)
+                == "config.toml:5:1: ask.email: channel \"relay\" is a sms-relay channel; email asks need smtp or exec")
+        #expect(Self.loadError(relay + "[reminders]\nchannels = [\"relay\"]\n", registry: registry)
+                == "config.toml:5:1: reminders.channels: channel \"relay\" is a sms-relay channel, which cannot carry reminders, digests or notices")
+
+        // A type that declares nothing more than the default (reminders) is refused for an ask.
+        let pager = "[channels.beeper]\ntype = \"pager\"\nnumber = \"555-0100\"\n\n"
+        #expect(Self.loadError(pager + "[ask]\nsms = \"beeper\"\n", registry: registry)
+                == "config.toml:6:1: ask.sms: channel \"beeper\" is a pager channel; SMS asks need a webhook (an SMS gateway), exec or sms-relay")
+        _ = try Self.load(pager + "[reminders]\nchannels = [\"beeper\"]\n", registry: registry)
+    }
+
+    /// The shipped types say what the loader used to know by name, in the same words.
+    @Test func theShippedTypesKeepTheirAskRoutesAndMessages() throws {
+        let registry = ChannelRegistry()
+        #expect(Self.loadError("[ask]\nsms = \"console\"\n", registry: registry)
+                == "config.toml:2:1: ask.sms: channel \"console\" is a console channel; SMS asks need a webhook (an SMS gateway) or exec")
+        #expect(Self.loadError("[ask]\nemail = \"desktop\"\n", registry: registry)
+                == "config.toml:2:1: ask.email: channel \"desktop\" is a dbus channel; email asks need smtp or exec")
+        #expect(Self.loadError("[channels.tg]\ntype = \"webhook\"\nurl = \"tgram://123:abc/42\"\n\n[ask]\nsms = \"tg\"\n",
+                               registry: registry)
+                == "config.toml:6:1: ask.sms: channel \"tg\" is a Telegram channel, which reaches you, not a contact's phone; asks and wishes need an SMS gateway webhook or exec")
+        _ = try Self.load("""
+            [channels.mail]
+            type = "smtp"
+            host = "127.0.0.1"
+            from = "a@b.example"
+            to = "a@b.example"
+
+            [channels.gateway]
+            type = "webhook"
+            url = "https://sms.example/send"
+
+            [channels.plugin]
+            type = "exec"
+            command = ["/bin/true"]
+
+            [ask]
+            email = "plugin"
+            sms = "gateway"
+            """, registry: registry)
+        _ = try Self.load("[channels.mail]\ntype = \"smtp\"\nhost = \"127.0.0.1\"\nfrom = \"a@b.example\"\nto = \"a@b.example\"\n\n[ask]\nemail = \"mail\"\nsms = \"mail2\"\n\n[channels.mail2]\ntype = \"exec\"\ncommand = [\"/bin/true\"]\n",
+                          registry: registry)
+    }
+}

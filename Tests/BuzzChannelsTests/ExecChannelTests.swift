@@ -7,6 +7,7 @@ import Foundation
 import Testing
 import BirthdayBuzz
 import BuzzChannels
+import BuzzProcess
 
 /// The `exec` channel and its `ProgramRunner`, with real child processes:
 /// `#!/bin/sh` plugins written to a private temporary folder by each test.

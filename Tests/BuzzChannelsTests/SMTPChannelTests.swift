@@ -3,6 +3,7 @@ import BuzzTestKit
 import Foundation
 import Testing
 @testable import BuzzChannels
+import BuzzProcess
 import CCurl
 @testable import CurlSupport
 
@@ -287,26 +288,30 @@ import CCurl
         try "file-secret-1\nsecond line\n".write(toFile: directory + "/pw", atomically: true, encoding: .utf8)
         let context = ChannelContext(environment: ["PW": "env-secret-1", "HOME": directory], configDirectory: directory,
                                      scrubber: SecretScrubber())
-        #expect(try SMTPChannel.readSecret(.environment("PW"), channel: "mail", context: context) == "env-secret-1")
-        #expect(try SMTPChannel.readSecret(.file("pw"), channel: "mail", context: context) == "file-secret-1")
-        #expect(try SMTPChannel.readSecret(.file("~/pw"), channel: "mail", context: context) == "file-secret-1")
+        func readSecret(_ secret: ChannelConfig.SecretSource, channel: String, context: ChannelContext) throws -> String {
+            try SecretReader.read(secret, for: channel, environment: context.environment,
+                                  configDirectory: context.configDirectory, resolvePath: context.resolvePath)
+        }
+        #expect(try readSecret(.environment("PW"), channel: "mail", context: context) == "env-secret-1")
+        #expect(try readSecret(.file("pw"), channel: "mail", context: context) == "file-secret-1")
+        #expect(try readSecret(.file("~/pw"), channel: "mail", context: context) == "file-secret-1")
         // argv, no shell: the `;` reaches echo as text.
-        #expect(try SMTPChannel.readSecret(.command(["/bin/echo", "cmd-secret-1;", "x"]), channel: "mail", context: context)
+        #expect(try readSecret(.command(["/bin/echo", "cmd-secret-1;", "x"]), channel: "mail", context: context)
                 == "cmd-secret-1; x")
-        #expect(throws: ChannelSetupError.self) {
-            try SMTPChannel.readSecret(.command(["/bin/false"]), channel: "mail", context: context)
+        #expect(throws: SecretError.self) {
+            try readSecret(.command(["/bin/false"]), channel: "mail", context: context)
         }
         // Password stores reach their keys: the session bus and gpg variables pass, nothing else.
         let store = ChannelContext(environment: ["HOME": directory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1/bus",
                                                  "PASSWORD_STORE_DIR": "/srv/pass", "AWS_SECRET": "nope"],
                                    configDirectory: directory, scrubber: SecretScrubber())
-        let shown = try SMTPChannel.readSecret(.command(["/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS|$PASSWORD_STORE_DIR|$AWS_SECRET\""]),
-                                               channel: "mail", context: store)
+        let shown = try readSecret(.command(["/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS|$PASSWORD_STORE_DIR|$AWS_SECRET\""]),
+                                   channel: "mail", context: store)
         #expect(shown == "unix:path=/run/user/1/bus|/srv/pass|")
         // A config folder others can write is refused before the command runs.
         chmod(directory, 0o777)
-        #expect(throws: ChannelSetupError.self) {
-            try SMTPChannel.readSecret(.command(["/bin/echo", "x"]), channel: "mail", context: context)
+        #expect(throws: SecretError.self) {
+            try readSecret(.command(["/bin/echo", "x"]), channel: "mail", context: context)
         }
         chmod(directory, 0o700)
     }

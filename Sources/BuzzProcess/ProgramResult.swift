@@ -60,7 +60,7 @@ public struct ProgramResult: Sendable, Hashable {
     }
 
     /// The last line of `text` that is not blank, control characters made spaces, trimmed.
-    static func lastLine(of text: String) -> String? {
+    public static func lastLine(of text: String) -> String? {
         guard let line = text.split(whereSeparator: \.isNewline).last(where: { !$0.allSatisfy(\.isWhitespace) }) else {
             return nil
         }

@@ -9,23 +9,25 @@ enum PasswordCommand {
     static let passedThrough = ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "GNUPGHOME", "PASSWORD_STORE_DIR",
                                 "GPG_TTY", "SSH_AUTH_SOCK"]
 
-    static func run(_ argv: [String], channel: String, environment: [String: String], configDirectory: String?) throws -> String {
+    static func run(_ argv: [String], channel: String, environment: [String: String],
+                    configDirectory: String?) throws(SecretError) -> String {
         guard let program = argv.first, !program.isEmpty else {
-            throw ChannelSetupError(message: "\(channel): password_command is empty")
+            throw SecretError(message: "\(channel): password_command is empty")
         }
+        let result: ProgramResult
         do {
             // A config folder others can write could swap the command: refuse it, as ssh does.
             if let configDirectory { try ProgramRunner.checkTrusted(directory: configDirectory) }
             let kept = passedThrough.compactMap { name in environment[name].map { (name: name, value: $0) } }
             let runner = ProgramRunner(arguments: argv, extraEnvironment: kept, timeout: 30, parentEnvironment: environment)
-            let result = try runner.runSynchronously(standardInput: nil)
-            guard result.succeeded else {
-                let why = result.timedOut ? "timed out" : result.termination.description
-                throw ChannelSetupError(message: "\(channel): password_command \(program) \(why)")
-            }
-            return String(decoding: result.standardOutput, as: UTF8.self)
-        } catch let error as ProgramError {
-            throw ChannelSetupError(message: "\(channel): password_command: \(error)")
+            result = try runner.runSynchronously(standardInput: nil)
+        } catch {
+            throw SecretError(message: "\(channel): password_command: \(error)")
         }
+        guard result.succeeded else {
+            let why = result.timedOut ? "timed out" : result.termination.description
+            throw SecretError(message: "\(channel): password_command \(program) \(why)")
+        }
+        return String(decoding: result.standardOutput, as: UTF8.self)
     }
 }
