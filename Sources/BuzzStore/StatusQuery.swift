@@ -96,7 +96,10 @@ extension BuzzDatabase {
                     consider(row[0], row[1], birthday)
                 }
             }
-            return best.sorted { ($0.name.lowercased(), $0.contactID) < ($1.name.lowercased(), $1.contactID) }
+            // Each name lowered once, not once per comparison (a busy day has hundreds).
+            return best.map { ($0.name.lowercased(), $0) }
+                .sorted { ($0.0, $0.1.contactID) < ($1.0, $1.1.contactID) }
+                .map(\.1)
         }
     }
 }
