@@ -29,6 +29,9 @@ public struct VCardReader {
     private var cardNumber = 0
     private var nestedDepth = 0
     private var lastPropertyWasEmptyAgent = false
+    /// Set by `finish` when the input ended inside a card: it was cut off (a
+    /// writer halfway), so what came after the cut is unknown.
+    public private(set) var endedInsideCard = false
 
     public init(maxLineBytes: Int = 1 << 20, maxCardBytes: Int = 4 << 20) {
         self.maxLineBytes = maxLineBytes
@@ -117,6 +120,7 @@ public struct VCardReader {
             emit(.skipped(CardProblem(cardNumber: open.number, uid: open.uid,
                                       message: "truncated: the input ends before END:VCARD")))
             card = nil
+            endedInsideCard = true
         }
     }
 

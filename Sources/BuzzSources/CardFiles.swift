@@ -197,6 +197,8 @@ struct CardFiles: Sendable {
                     if let failure { throw failure }
                 }
                 reader.finish(emit)
+                // Cut off inside a card: cards after the cut may be missing, so nothing may be pruned.
+                if reader.endedInsideCard, incomplete == nil { incomplete = "\(shown) ends inside a card (cut off before END:VCARD)" }
                 // A file with no card at all (empty, or cut off before BEGIN:VCARD by a
                 // sync in progress) is reported: it may have held contacts that
                 // pruning would otherwise remove.

@@ -33,8 +33,9 @@ public struct FileSource: ContactSourceType {
                      emit: (String, ImportEntry) throws -> Void) throws -> SourceOutcome {
         var files = try CardFiles(file: path, shown: shownPath)
         files.today = today
-        try files.read(bytesRead: bytesRead, emit)
-        return SourceOutcome(coverage: .complete, fingerprint: files.fingerprint)
+        // A file cut off inside a card was not read completely: nothing of it is pruned.
+        let incomplete = try files.read(bytesRead: bytesRead, emit)
+        return SourceOutcome(coverage: incomplete.map { .incomplete(reason: $0) } ?? .complete, fingerprint: files.fingerprint)
     }
 
     public func fingerprint() -> String? { (try? CardFiles(file: path, shown: shownPath))?.fingerprint }

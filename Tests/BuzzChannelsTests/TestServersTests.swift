@@ -247,6 +247,8 @@ struct TestServersTests {
         let mail = try sink.messages()
         try #require(mail.count == 1)
         #expect(mail[0].rcptTos == ["anna@example.org"])
+        // The refused attempt is kept apart: attempts() has it, with the code it got.
+        #expect(try sink.attempts().map(\.refused) == [451, nil])
 
         let onlyRejected = try await runPython(Self.sendMail, [String(port), "buzz@example.org", "nobody@example.org"])
         #expect(onlyRejected.stdout == "RCPT nobody@example.org=550\n", "\(onlyRejected)")

@@ -10,9 +10,12 @@ count requests:
 
   GET    /__requests   [{"method", "path", "depth", "report", "status"}, …]
   DELETE /__requests   forgets them
+  PUT    /__fail       {"status": 500, "report": "addressbook-multiget"}: answers
+                       that status instead of Radicale, to every request (or to
+                       REPORTs of that kind only) until DELETE /__fail
 
 ("report" is the root element of a REPORT body: sync-collection,
-addressbook-multiget…). The wrapper answers nothing else itself.
+addressbook-multiget…). The wrapper answers nothing else itself, unless told to fail.
 """
 
 import argparse
@@ -39,10 +42,18 @@ class Recorder:
         self.app = app
         self.lock = threading.Lock()
         self.requests = []
+        self.fail = None
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
         method = environ["REQUEST_METHOD"]
+        if path == "/__fail":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            data = environ["wsgi.input"].read(length) if length > 0 else b""
+            with self.lock:
+                self.fail = json.loads(data) if method == "PUT" else None
+            start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
+            return [b"{}"]
         if path == "/__requests":
             if method == "DELETE":
                 with self.lock:
@@ -74,6 +85,13 @@ class Recorder:
 
         with self.lock:
             self.requests.append(entry)
+            fail = self.fail
+        if fail is not None and fail.get("report") in (None, report):
+            entry["status"] = fail["status"]
+            body = b"injected failure"
+            start_response("%d Injected" % fail["status"], [("Content-Type", "text/plain"),
+                                                            ("Content-Length", str(len(body)))])
+            return [body]
         return self.app(environ, recording_start_response)
 
 

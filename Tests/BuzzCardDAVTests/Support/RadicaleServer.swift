@@ -164,6 +164,22 @@ final class RadicaleServer: Sendable {
         return try JSONDecoder().decode([RadicaleRequest].self, from: Data(response.body))
     }
 
+    /// From now on every request (or only REPORTs of kind `report`, such as
+    /// `addressbook-multiget`) is answered `status` instead of by Radicale, until `answerNormally()`.
+    func fail(status: Int, report: String? = nil) async throws {
+        var control: [String: any Sendable] = ["status": status]
+        if let report { control["report"] = report }
+        let body = try JSONSerialization.data(withJSONObject: control)
+        _ = try await setup.http(HTTPRequest(url: url + "/__fail", method: "PUT", body: Array(body), timeout: 10,
+                                             security: TransferSecurity(caFile: caFile)))
+    }
+
+    /// Radicale answers every request again.
+    func answerNormally() async throws {
+        _ = try await setup.http(HTTPRequest(url: url + "/__fail", method: "DELETE", timeout: 10,
+                                             security: TransferSecurity(caFile: caFile)))
+    }
+
     func clearRequests() async throws {
         _ = try await setup.http(HTTPRequest(url: url + "/__requests", method: "DELETE", timeout: 10,
                                              security: TransferSecurity(caFile: caFile)))

@@ -27,6 +27,8 @@ default response (``--status``, 200 unless given). A response is a JSON object:
      "echo_headers": true | ["Name", ...],  # append the request's headers (all, or
                                             # those named) to the body, "Name: value"
                                             # lines, as a careless error page does
+     "echo_path": true,                     # append " Cannot METHOD /path?query" (before
+                                            # the headers), as a framework's 404 page does
      "hang": 5,                             # sleep 5 s before answering
      "close": true,                         # close the connection afterwards
      "drop": true}                          # close without any answer
@@ -201,6 +203,8 @@ class Handler(BaseHTTPRequestHandler):
             payload = base64.b64decode(response["body_base64"])
         else:
             payload = str(response.get("body", "")).encode("utf-8")
+        if response.get("echo_path"):
+            payload += (" Cannot %s %s" % (self.command, self.path)).encode("utf-8")
         echo = response.get("echo_headers")
         if echo:
             wanted = None if echo is True else {name.lower() for name in echo}

@@ -28,7 +28,7 @@ Modes:
   --defer-rcpt ADDR    answer "450 4.2.0 ..." to the first RCPT TO for ADDR
                        (a mailbox busy for now), accept it later.
   --fail CODE          answer CODE (e.g. 451 or 554) at the end of DATA instead
-                       of 250; the message is not logged.
+                       of 250; the message is logged with "refused": CODE.
   --fail-times N       with --fail: only the first N messages fail, later ones
                        are accepted (default: all fail).
 
@@ -96,9 +96,15 @@ class Handler:
         if self.fail is not None and (self.fail_left is None or self.fail_left > 0):
             if self.fail_left is not None:
                 self.fail_left -= 1
+            # Logged with the code it got, so a test can compare a refused attempt with its retry.
+            self.log(server, session, envelope, refused=self.fail)
             if 400 <= self.fail < 500:
                 return "%d 4.3.0 Temporary failure (test sink)" % self.fail
             return "%d 5.3.0 Permanent failure (test sink)" % self.fail
+        self.log(server, session, envelope)
+        return "250 2.0.0 OK: queued"
+
+    def log(self, server, session, envelope, refused=None):
         raw = envelope.original_content
         if raw is None:
             raw = envelope.content
@@ -117,12 +123,13 @@ class Handler:
             "peer": peer,
             "ehlo": session.host_name,
         }
+        if refused is not None:
+            record["refused"] = refused
         line = json.dumps(record) + "\n"
         # One write per message, so a reader never sees half a line.
         with open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
             log.flush()
-        return "250 2.0.0 OK: queued"
 
 
 def make_authenticator(user, password):

@@ -448,6 +448,8 @@ final class HTTPSink: Sendable {
 
 /// One message the SMTP sink accepted.
 struct ReceivedMail: Sendable, Equatable {
+    /// The code `--fail` answered at the end of DATA; nil when the message was accepted.
+    var refused: Int? = nil
     var mailFrom: String
     var rcptTos: [String]
     /// The raw DATA content after un-dot-stuffing, CRLF line endings kept
@@ -580,6 +582,12 @@ final class SMTPSink: Sendable {
 
     /// Messages accepted so far, in order.
     func messages() throws -> [ReceivedMail] {
+        try attempts().filter { $0.refused == nil }
+    }
+
+    /// Every message that reached the end of DATA, in order: the accepted ones
+    /// and those `--fail` refused (`refused` holds the code they got).
+    func attempts() throws -> [ReceivedMail] {
         guard let logPath = state.withLock({ $0.logPath }) else { return [] }
         let text = try String(contentsOfFile: logPath, encoding: .utf8)
         return try text.split(separator: "\n").map { line in
@@ -587,7 +595,8 @@ final class SMTPSink: Sendable {
                   let data = entry["data"] as? String else {
                 throw TestServerError(description: "smtp_sink.py: bad log line \(line)")
             }
-            return ReceivedMail(mailFrom: entry["mail_from"] as? String ?? "",
+            return ReceivedMail(refused: entry["refused"] as? Int,
+                                mailFrom: entry["mail_from"] as? String ?? "",
                                 rcptTos: entry["rcpt_tos"] as? [String] ?? [],
                                 data: data,
                                 tls: entry["tls"] as? Bool ?? false,
