@@ -317,3 +317,9 @@ extension BuzzDatabase {
         }
     }
 }
+
+extension BuzzDatabase {
+    /// This store's delivery ledger, as the abstraction: what code outside the
+    /// store (the commands' wiring, tests of other targets) holds.
+    public var deliveryLedger: any DeliveryLedger { SQLiteLedger(self) }
+}

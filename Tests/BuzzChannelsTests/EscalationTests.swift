@@ -165,7 +165,7 @@ struct EscalationTests {
         let sent = try await Self.escalated(sink)
         #expect(sent.sorted() == ["bo/0/2027-05-10", "cy/0/2027-05-10", "di/0/2027-05-10"], "\(sent)")
         _ = bo
-        let ledger = SQLiteLedger(store)
+        let ledger = store.deliveryLedger
         let row = try #require(try ledger.row(eventID: "bo/0/2027-05-10", channel: "phone"))
         #expect(row.via == .escalated(from: "desktop") && row.kind == .reminder && row.fireAt == Self.fire
                 && row.state == .sent && row.contactID == "bo", "\(row)")
@@ -225,7 +225,7 @@ struct EscalationTests {
         second.clock.advance(to: Self.fire + Self.day + 30)
         _ = await second.clock.nextWait()
         #expect(try await Self.escalated(sink) == ["ana/1/2027-05-10"])
-        #expect(try SQLiteLedger(store).row(eventID: "ana/0/2027-05-10", channel: "phone") == nil, "seen: no escalation row")
+        #expect(try store.deliveryLedger.row(eventID: "ana/0/2027-05-10", channel: "phone") == nil, "seen: no escalation row")
         try await second.stop()
     }
 
