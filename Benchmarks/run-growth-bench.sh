@@ -38,7 +38,7 @@ measure() {
     local best="" peak=0 t0 t1 wall rss
     for _ in $(seq "$runs"); do
         t0=$EPOCHREALTIME
-        /usr/bin/time -f '%M' -o "$TMPROOT/time.out" "$@" >/dev/null
+        /usr/bin/time -f "%M" -o "$TMPROOT/time.out" "$@" >/dev/null 2>"$TMPROOT/stderr.out"
         t1=$EPOCHREALTIME
         wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
         rss=$(tail -n 1 "$TMPROOT/time.out")
@@ -56,7 +56,7 @@ declare -A IMPORT UPCOMING STATUS REMIND IMPORT_MB UPCOMING_MB
 } | tee "$REPORT"
 for n in $SIZES; do
     vcf=$OUT/cards-$n-a$BENCH_ANNIVERSARIES-d$BENCH_DATES.vcf rem=$OUT/cards-$n-a$BENCH_ANNIVERSARIES-d$BENCH_DATES.rem
-    if [ ! -s "$vcf" ] || [ "$HERE/generate_cards.py" -nt "$vcf" ]; then
+    if [ ! -s "$vcf" ] || [ ! -s "$rem" ] || [ "$HERE/generate_cards.py" -nt "$vcf" ]; then
         log "generating $n cards"
         python3 "$HERE/generate_cards.py" "$n" "$vcf" "$rem" >/dev/null
     fi

@@ -24,6 +24,7 @@ APPRISE_SPEC=${APPRISE_SPEC:-apprise==2.2.0}
 BUZZ_SCRATCH=${BUZZ_SCRATCH:-$ROOT/.build-static}
 TARGET_MS=${BENCH_TARGET_MS:-20}           # buzz median must be <= this
 TARGET_RATIO=${BENCH_TARGET_RATIO:-30}     # apprise median / buzz median must be >= this
+TARGET_CURL=${BENCH_TARGET_CURL:-1.3}      # buzz median / curl median must be <= this
 VENV=$OUT/send-venv
 REPORT=$OUT/last-send-report.txt
 
@@ -184,6 +185,25 @@ time_runs buzz "$TMPROOT/buzz.times" "${BUZZ_CMD[@]}"
 check_phase "buzz send" "$base" "$((WARMUP + RUNS))" 1 >/dev/null
 BUZZ_REQS=$((WARMUP + RUNS))
 
+# curl posting a body of buzz's size (the sink logged it) to the same URL: the
+# floor of a cold process that loads libcurl and sends one request.
+BUZZ_BODY=$(awk -F'\t' 'NR == 1 { print $6 }' "$SINK_LOG")
+BODY_FILE=$TMPROOT/body.json
+python3 - "$BUZZ_BODY" "$MESSAGE" >"$BODY_FILE" <<'PY'
+import json, sys
+size, message = int(sys.argv[1]), sys.argv[2]
+body = {"title": "BirthdayBuzz", "message": message, "pad": ""}
+body["pad"] = "x" * max(0, size - len(json.dumps(body, separators=(",", ":"))))
+sys.stdout.write(json.dumps(body, separators=(",", ":")))
+PY
+CURL_CMD=(curl -sS -o /dev/null -X POST -H "Content-Type: application/json" -H "Idempotency-Key: bench" \
+    --data-binary "@$BODY_FILE" "http://127.0.0.1:$PORT$URL_PATH")
+base=$(sink_lines)
+log "curl ($RUNS runs, $TIMER)"
+time_runs curl "$TMPROOT/curl.times" "${CURL_CMD[@]}"
+check_phase "curl" "$base" "$((WARMUP + RUNS))" 0 >/dev/null
+CURL_REQS=$((WARMUP + RUNS))
+
 base=$(sink_lines)
 log "apprise $APPRISE_HAVE ($RUNS runs, $TIMER)"
 time_runs apprise "$TMPROOT/apprise.times" "${APPRISE_CMD[@]}"
@@ -200,14 +220,16 @@ base=$(sink_lines)
 APPRISE_RSS_KB=$(rss_kb "${APPRISE_CMD[@]}")
 check_phase "apprise (RSS run)" "$base" 1 0 >/dev/null
 
+CURL_RSS_KB=$(rss_kb "${CURL_CMD[@]}")
+
 BUZZ_KEY_SAMPLE=$(awk -F'\t' 'NR == 1 { print $4 }' "$SINK_LOG")
 BUZZ_UA=$(awk -F'\t' 'NR == 1 { print $5 }' "$SINK_LOG")
-BUZZ_BODY=$(awk -F'\t' 'NR == 1 { print $6 }' "$SINK_LOG")
-APPRISE_UA=$(awk -F'\t' -v n="$((BUZZ_REQS + 1))" 'NR == n { print $5 }' "$SINK_LOG")
-APPRISE_BODY=$(awk -F'\t' -v n="$((BUZZ_REQS + 1))" 'NR == n { print $6 }' "$SINK_LOG")
+APPRISE_UA=$(awk -F'\t' -v n="$((BUZZ_REQS + CURL_REQS + 1))" 'NR == n { print $5 }' "$SINK_LOG")
+APPRISE_BODY=$(awk -F'\t' -v n="$((BUZZ_REQS + CURL_REQS + 1))" 'NR == n { print $6 }' "$SINK_LOG")
 
 read -r B_MED B_MIN B_MAX _ < <(stats "$TMPROOT/buzz.times")
 read -r A_MED A_MIN A_MAX _ < <(stats "$TMPROOT/apprise.times")
+read -r C_MED C_MIN C_MAX _ < <(stats "$TMPROOT/curl.times")
 
 # ---------------------------------------------------------------- report
 {
@@ -224,21 +246,26 @@ read -r A_MED A_MIN A_MAX _ < <(stats "$TMPROOT/apprise.times")
     echo "  buzz: Idempotency-Key on every request, all distinct (e.g. $BUZZ_KEY_SAMPLE); User-Agent $BUZZ_UA; body $BUZZ_BODY bytes"
     echo "  apprise: User-Agent $APPRISE_UA; body $APPRISE_BODY bytes"
     echo "buzz runs (ms): $(tr '\n' ' ' <"$TMPROOT/buzz.times")"
+    echo "curl runs (ms): $(tr '\n' ' ' <"$TMPROOT/curl.times")"
     echo "apprise runs (ms): $(tr '\n' ' ' <"$TMPROOT/apprise.times")"
     echo
     awk -v bm="$B_MED" -v bn="$B_MIN" -v bx="$B_MAX" -v br="$BUZZ_RSS_KB" \
         -v am="$A_MED" -v an="$A_MIN" -v ax="$A_MAX" -v ar="$APPRISE_RSS_KB" \
+        -v cm="$C_MED" -v cn="$C_MIN" -v cx="$C_MAX" -v cr="$CURL_RSS_KB" -v tc="$TARGET_CURL" \
         -v tms="$TARGET_MS" -v tr="$TARGET_RATIO" '
     function verdict(ok) { return ok ? "PASS" : "FAIL" }
     BEGIN {
         printf "%-22s %10s %10s %10s %14s\n", "wall time (ms)", "median", "min", "max", "peak RSS MB"
         printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "buzz send", bm, bn, bx, br / 1024
+        printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "curl (same body)", cm, cn, cx, cr / 1024
         printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "apprise json://", am, an, ax, ar / 1024
         print ""
         r = bm > 0 ? am / bm : 1e9
         printf "%-34s %10s %10s  %s\n", "check", "value", "target", "result"
         printf "%-34s %8.2fms %10s  %s\n", "buzz send median", bm, "<= " tms " ms", verdict(bm <= tms)
         printf "%-34s %9.1fx %10s  %s\n", "apprise median / buzz median", r, ">= " tr "x", verdict(r >= tr)
+        c = cm > 0 ? bm / cm : 1e9
+        printf "%-34s %9.2fx %10s  %s\n", "buzz median / curl median", c, "<= " tc "x", verdict(c <= tc)
         printf "%-34s %8.1fMB\n", "buzz send peak RSS (one send)", br / 1024
     }'
 } | tee "$REPORT"
