@@ -35,74 +35,20 @@ struct SendRequest {
     }
 
     init?(arguments: [String]) {
-        var global = GlobalSettings()
-        var channels: [String] = []
+        guard let line = PlainCommandLine(arguments, command: "send", valueOptions: ["--channel", "--title"]),
+              line.flags.isEmpty, line.positionals.count == 1 else { return nil }
         var title: String?
-        var body: String?
-        var sawCommand = false
-        var onlyPositionals = false
-        var index = 0
-
-        /// The value of the option at `index` (`--name=value` or `--name value`),
-        /// advancing past it; nil when it has none or it looks like an option.
-        func value(_ token: String, _ name: String) -> String? {
-            if token.count > name.count {
-                return String(token.dropFirst(name.count + 1))
+        var channels: [String] = []
+        for (name, value) in line.values {
+            if name == "--channel" {
+                channels.append(value)
+            } else {
+                // A repeated single option is the ordinary parser's call.
+                guard title == nil else { return nil }
+                title = value
             }
-            guard index + 1 < arguments.count else { return nil }
-            let next = arguments[index + 1]
-            guard !next.hasPrefix("-") else { return nil }
-            index += 1
-            return next
         }
-        /// Sets a single-valued option once; a second time is the ordinary parser's call.
-        func setOnce(_ slot: inout String?, _ new: String?) -> Bool {
-            guard slot == nil, let new else { return false }
-            slot = new
-            return true
-        }
-
-        while index < arguments.count {
-            let token = arguments[index]
-            if onlyPositionals || !token.hasPrefix("-") {
-                if !sawCommand {
-                    guard token == "send", !onlyPositionals else { return nil }
-                    sawCommand = true
-                } else {
-                    guard body == nil else { return nil }
-                    body = token
-                }
-                index += 1
-                continue
-            }
-            if token == "--" {
-                guard sawCommand else { return nil }
-                onlyPositionals = true
-                index += 1
-                continue
-            }
-            let name = token.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token
-            switch name {
-            case "--config":
-                guard setOnce(&global.config, value(token, name)) else { return nil }
-            case "--data-dir":
-                guard setOnce(&global.dataDir, value(token, name)) else { return nil }
-            case "--now":
-                guard setOnce(&global.now, value(token, name)), let now = global.now, PinnedNow(now) != nil else {
-                    return nil
-                }
-            case "--channel" where sawCommand:
-                guard let channel = value(token, name) else { return nil }
-                channels.append(channel)
-            case "--title" where sawCommand:
-                guard setOnce(&title, value(token, name)) else { return nil }
-            default:
-                return nil
-            }
-            index += 1
-        }
-        guard sawCommand, let body else { return nil }
-        self.init(global: global, channels: channels, title: title ?? Self.defaultTitle, body: body)
+        self.init(global: line.global, channels: channels, title: title ?? Self.defaultTitle, body: line.positionals[0])
     }
 
     /// Sends the message through each channel: `send` as docs/design/command-line.md has it (a random
@@ -134,5 +80,87 @@ struct SendRequest {
         }
         for failure in failures { printError(failure) }
         if !failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// A command line in the plain form `[GLOBAL…] COMMAND [OPTION…] [GLOBAL…] [--] [ARG…]`,
+/// read without argument-parser: what the commands people run most often cold
+/// (`send`, and `status` from a status bar) take, so they skip its reflection
+/// over every command. Each option is `--name value` or `--name=value`; GLOBAL is
+/// `--config`, `--data-dir`, `--now`. It accepts nothing argument-parser would
+/// read differently: anything else — help, a short flag, an unknown option, a
+/// value that starts with `-`, a repeated global or flag, a bad `--now` — gives
+/// nil, and the ordinary parser handles the command line and its usage errors.
+struct PlainCommandLine {
+    var global = GlobalSettings()
+    /// The command's own options with a value, in order (repeats kept).
+    var values: [(name: String, value: String)] = []
+    /// The command's own flags (each at most once).
+    var flags: Set<String> = []
+    var positionals: [String] = []
+
+    init?(_ arguments: [String], command: String, valueOptions: Set<String> = [], flagOptions: Set<String> = []) {
+        var sawCommand = false
+        var onlyPositionals = false
+        var index = 0
+
+        /// The value of the option at `index` (`--name=value` or `--name value`),
+        /// advancing past it; nil when it has none or it looks like an option.
+        func value(_ token: String, _ name: String) -> String? {
+            if token.count > name.count {
+                return String(token.dropFirst(name.count + 1))
+            }
+            guard index + 1 < arguments.count else { return nil }
+            let next = arguments[index + 1]
+            guard !next.hasPrefix("-") else { return nil }
+            index += 1
+            return next
+        }
+        /// Sets a single-valued option once; a second time is the ordinary parser's call.
+        func setOnce(_ slot: inout String?, _ new: String?) -> Bool {
+            guard slot == nil, let new else { return false }
+            slot = new
+            return true
+        }
+
+        while index < arguments.count {
+            let token = arguments[index]
+            if onlyPositionals || !token.hasPrefix("-") {
+                if !sawCommand {
+                    guard token == command, !onlyPositionals else { return nil }
+                    sawCommand = true
+                } else {
+                    positionals.append(token)
+                }
+                index += 1
+                continue
+            }
+            if token == "--" {
+                guard sawCommand else { return nil }
+                onlyPositionals = true
+                index += 1
+                continue
+            }
+            let name = token.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token
+            switch name {
+            case "--config":
+                guard setOnce(&global.config, value(token, name)) else { return nil }
+            case "--data-dir":
+                guard setOnce(&global.dataDir, value(token, name)) else { return nil }
+            case "--now":
+                guard setOnce(&global.now, value(token, name)), let now = global.now, PinnedNow(now) != nil else {
+                    return nil
+                }
+            case _ where sawCommand && valueOptions.contains(name):
+                guard let found = value(token, name) else { return nil }
+                values.append((name, found))
+            case _ where sawCommand && flagOptions.contains(name):
+                guard token == name, flags.insert(name).inserted else { return nil }
+            default:
+                return nil
+            }
+            index += 1
+        }
+        guard sawCommand else { return nil }
     }
 }

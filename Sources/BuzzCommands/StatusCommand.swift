@@ -31,7 +31,21 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
-        let context = try Context(root.global)
+        try Self.show(global: root.global.settings, json: json, waybar: waybar)
+    }
+
+    /// `buzz status` without argument-parser, in the plain form `[GLOBAL…] status
+    /// [--json | --waybar]` (`PlainCommandLine`): a bar starts it every few
+    /// seconds, and the parser's reflection over every command is a good part of
+    /// its time. Anything else (both flags, help) returns nil: the parser's turn.
+    static func fastPath(_ arguments: [String]) -> (() throws -> Void)? {
+        guard let line = PlainCommandLine(arguments, command: "status", flagOptions: ["--json", "--waybar"]),
+              line.values.isEmpty, line.positionals.isEmpty, line.flags.count <= 1 else { return nil }
+        return { try show(global: line.global, json: line.flags.contains("--json"), waybar: line.flags.contains("--waybar")) }
+    }
+
+    static func show(global: GlobalSettings, json: Bool, waybar: Bool) throws {
+        let context = try Context(global)
         let store = try context.openStore()
         let today = context.today
         let feb29 = context.config.reminders.feb29

@@ -249,6 +249,7 @@ public final class BuzzDatabase: Sendable {
         registerOccasionDates(&migrator)
         registerContactTimeZone(&migrator)
         registerPlanningWindow(&migrator)
+        registerStatusCover(&migrator)
         return migrator
     }
 
