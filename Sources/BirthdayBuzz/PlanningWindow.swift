@@ -69,7 +69,10 @@ extension Planner {
                          reading read: (DayKeyRanges?) throws -> [PlanningContact]) rethrows -> [PlannedEvent] {
         let today = clock.localDate(at: now)
         let reach = largestOffset(largestOwnOffset: largestOwnOffset)
-        // A day (and the next) holds a limit of 64 at ~10,000 contacts and more.
+        // Today and tomorrow (with the offsets' reach) hold a limit of 64 at
+        // ~10,000 contacts and more, also once today's reminders have fired
+        // (today alone, tried first, read twice at 09:00); smaller books take a
+        // few doublings, each cheap.
         var span = 1
         if let until { span = max(0, today.days(until: clock.localDate(at: until))) }
         while !concernsEveryContact, span + reach < 300 {

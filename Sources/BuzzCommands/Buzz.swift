@@ -55,9 +55,10 @@ public struct Buzz: AsyncParsableCommand {
                 // over every command (SendFastPath.swift); anything else, help and
                 // usage errors included, goes the normal way.
                 try await request.run()
-            } else if let status = StatusCommand.fastPath(Array(CommandLine.arguments.dropFirst())) {
-                // `buzz status`, as a status bar runs it: the same shortcut.
-                try status()
+            } else if let plain = StatusCommand.fastPath(Array(CommandLine.arguments.dropFirst()))
+                        ?? UpcomingCommand.fastPath(Array(CommandLine.arguments.dropFirst())) {
+                // `buzz status`, as a status bar runs it, and `buzz upcoming`: the same shortcut.
+                try plain()
             } else {
                 var command = try parseAsRoot()
                 // The daemon's async jobs run on its own threads, set up before

@@ -26,7 +26,33 @@ struct UpcomingCommand: ParsableCommand {
     }
 
     func run() throws {
-        let context = try Context(root.global)
+        try Self.show(global: root.global.settings, days: days, limit: limit, json: json)
+    }
+
+    /// `buzz upcoming` without argument-parser, in the plain form `[GLOBAL…]
+    /// upcoming [--days N] [--limit N] [--json]` (`PlainCommandLine`); a value
+    /// that is not a number in range, a repeat or anything else returns nil:
+    /// the parser's turn, with its messages.
+    static func fastPath(_ arguments: [String]) -> (() throws -> Void)? {
+        guard let line = PlainCommandLine(arguments, command: "upcoming", valueOptions: ["--days", "--limit"],
+                                          flagOptions: ["--json"]),
+              line.positionals.isEmpty else { return nil }
+        var days: Int?, limit: Int?
+        for (name, value) in line.values {
+            guard let number = Int(value) else { return nil }
+            if name == "--days" {
+                guard days == nil, number >= 0 else { return nil }
+                days = number
+            } else {
+                guard limit == nil, number >= 1 else { return nil }
+                limit = number
+            }
+        }
+        return { try show(global: line.global, days: days, limit: limit, json: line.flags.contains("--json")) }
+    }
+
+    static func show(global: GlobalSettings, days: Int?, limit: Int?, json: Bool) throws {
+        let context = try Context(global)
         let store = try context.openStore()
         let planner = try context.planner()
         var until: Int64?
@@ -73,7 +99,7 @@ struct UpcomingCommand: ParsableCommand {
 
     /// Digest sends after now (each digest's next one; with `--days`, every one up
     /// to `until`) that the ledger does not hold yet.
-    private func upcomingDigests(context: Context, store: BuzzDatabase, until: Int64?) throws -> [DigestEvent] {
+    private static func upcomingDigests(context: Context, store: BuzzDatabase, until: Int64?) throws -> [DigestEvent] {
         let schedule = DigestSchedule(config: context.config)
         guard !schedule.digests.isEmpty else { return [] }
         let now = context.now

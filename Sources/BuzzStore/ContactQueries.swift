@@ -18,7 +18,7 @@ extension BuzzDatabase {
             // holds it all and still bounds memory. Other commands keep SQLite's
             // small default.
             try db.execute(sql: "PRAGMA cache_size = -32768")
-            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
             try BuzzDatabase.forgetOldDecisions(db, now: now)
             for (source, label) in labels {
                 try db.execute(sql: """
@@ -73,7 +73,7 @@ extension BuzzDatabase {
                            feed: (ImportSession) throws -> SourceOutcome) throws -> ImportSummary {
         try write { db in
             try db.execute(sql: "PRAGMA cache_size = -32768")
-            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
             try BuzzDatabase.forgetOldDecisions(db, now: now)
             let session = try ImportSession(db: db, source: id, now: now, includeByDefault: includeByDefault)
             let outcome = try feed(session)

@@ -36,4 +36,14 @@ import Testing
         #expect(SendRequest(arguments: ["send", "--json", "hi"]) == nil)
         #expect(SendRequest(arguments: ["--channel", "a", "send", "hi"]) == nil)
     }
+
+    @Test func upcomingTakesDaysLimitAndJSON() {
+        for form in [["upcoming"], ["upcoming", "--json"], ["upcoming", "--days", "7", "--limit=3"], ["--now", "2027-03-01", "upcoming", "--days=0"]] {
+            #expect(UpcomingCommand.fastPath(form) != nil, "\(form)")
+        }
+        for form in [["upcoming", "--days", "-1"], ["upcoming", "--limit", "0"], ["upcoming", "--days", "x"], ["upcoming", "--days", "1", "--days", "2"],
+                     ["upcoming", "--help"], ["upcoming", "soon"], ["upcoming", "--json", "--json"], ["upcoming", "--limit"]] {
+            #expect(UpcomingCommand.fastPath(form) == nil, "\(form)")
+        }
+    }
 }
