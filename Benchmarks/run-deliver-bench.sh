@@ -376,7 +376,7 @@ WRK_MEAN=$(awk '{ s += $1 } END { printf "%.2f", s / NR }' "$TMPROOT/wrk.rates")
         printf "%-44s %10.3f %10s  %s\n", "buzz deliveries/s / wrk req/s", rw, ">= " tw, verdict(rw >= tw)
         printf "%-44s %9.1fx %10s  %s\n", "buzz deliveries/s / apprise notifications/s", ra, ">= " ta "x", verdict(ra >= ta)
         printf "(minus the empty tick: %.3f of wrk, %.1fx apprise)\n", nrate / wrk, nrate / arate
-        # DESIGN §7 allows one send in flight per channel, so wrk on one connection
+        # docs/design/reminders.md ("Exactly once") allows one send in flight per channel, so wrk on one connection
         # (no rendering, no ledger) bounds what any such client can reach.
         printf "wrk on one connection is %.1fx apprise: the most a client with one request in flight reaches here\n", wrk / arate
     }'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planning cost of a second occasion (DESIGN §3b): `buzz upcoming --json` on
+# Planning cost of the occasion kinds (docs/design/occasions.md): `buzz upcoming --json` on
 # 100,000 imported cards, for one or two buzz binaries, on the same cards
 # without anniversaries and with them on a fraction of the cards, and on cards
 # with anniversaries and labelled dates (Apple's itemN.X-ABDATE + X-ABLabel).

@@ -11,7 +11,7 @@
 # and the project's own files (examples/contacts.vcf, config.example.toml, templates/);
 # a crash, hang or sanitizer report is saved in .build-fuzz/artifacts/TARGET/ and the
 # script exits non-zero. Leak checking is off (TOMLKit leaks 40 bytes per
-# TOMLTable.keys call, DESIGN §9); pass -detect_leaks=1 to hunt leaks. Other options
+# TOMLTable.keys call); pass -detect_leaks=1 to hunt leaks. Other options
 # go to libFuzzer as they are (e.g. -jobs=2, -max_len=65536).
 #
 # Reproduce a saved input: .build-fuzz/release/FuzzNAME -detect_leaks=0 FILE

@@ -11,7 +11,7 @@ generated=$(find .build/plugins/GenerateManual/outputs -name buzz.1 | head -n 1)
 [ -n "$generated" ] || { echo "generate-manual.sh: the plugin wrote no buzz.1" >&2; exit 1; }
 out=contrib/man/buzz.1
 # The extra sections go before the generated AUTHORS or SEE ALSO, else at the end.
-# The generated EXIT STATUS (".Ex -std": 0 or more) gives way to ours (DESIGN §4).
+# The generated EXIT STATUS (".Ex -std": 0 or more) gives way to ours (docs/design/command-line.md, "Exit statuses").
 # The version, from its one place (BuzzVersion.swift), on the page's .Os line.
 version=$(sed -n 's/^ *static let number = "\([^"]*\)".*/\1/p' Sources/BuzzCommands/BuzzVersion.swift)
 [ -n "$version" ] || { echo "generate-manual.sh: no version in Sources/BuzzCommands/BuzzVersion.swift" >&2; exit 1; }
