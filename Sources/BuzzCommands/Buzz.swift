@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzDaemon
 import Foundation
 
 /// `buzz`: the command-line tool and daemon. This target only parses and wires;
