@@ -109,6 +109,7 @@ let package = Package(
                 "CurlSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The commands and the wiring (the daemon's rounds among them): a library,

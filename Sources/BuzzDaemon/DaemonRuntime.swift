@@ -30,23 +30,19 @@ public enum DaemonExecutor {
     }
 }
 
-/// SIGTERM, SIGINT and SIGHUP for `buzz run`, without libdispatch: a handler
-/// that writes the signal's number into a pipe, and a `PollThread` blocked on
-/// its read end that calls `handle`. (A Dispatch signal source would wake a
-/// libdispatch worker, and with it the one-second monitor `DaemonExecutor` avoids.)
+/// SIGHUP for `buzz run` (swift-service-lifecycle has no reload signal): a
+/// handler that writes the signal's number into a pipe, and a `PollThread`
+/// blocked on its read end that calls `handle`. SIGTERM and SIGINT are the
+/// service group's `gracefulShutdownSignals` (`DaemonServices`).
 public enum DaemonSignals {
     /// The pipe's write end, for the handler (async-signal-safe: it only writes).
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     /// The thread that reads the pipe; it lives as long as the process.
     nonisolated(unsafe) private static var reader: PollThread?
 
-    /// The signals `start` traps.
-    public static let trapped = [SIGTERM, SIGINT, SIGHUP]
-
-    /// Installs the handlers (once per process); `handle` runs on the reader
-    /// thread, one signal at a time, with the signal's number.
-    public static func start(_ handle: @escaping @Sendable (Int32) -> Void) throws(DaemonError) {
-        unblock()
+    /// Installs the handlers of `signals` (once per process); `handle` runs on
+    /// the reader thread, one signal at a time, with the signal's number.
+    public static func start(trapping signals: [Int32], _ handle: @escaping @Sendable (Int32) -> Void) throws(DaemonError) {
         var ends: [Int32] = [-1, -1]
         guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
             throw DaemonError("cannot make the signal pipe (\(SystemError("pipe2")))")
@@ -70,7 +66,7 @@ public enum DaemonSignals {
             throw DaemonError("cannot watch the signal pipe (\(error))")
         }
         writeEnd = ends[1]
-        for signal in trapped {
+        for signal in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
                 var byte = UInt8(truncatingIfNeeded: number)
@@ -88,11 +84,11 @@ public enum DaemonSignals {
     /// SIGTERM or SIGHUP (some test runners and supervisors do), the handlers
     /// would never run. Unblocking them on this thread is enough: the kernel
     /// hands a process signal to any thread that does not block it.
-    private static func unblock() {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signal in trapped { sigaddset(&signals, signal) }
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    public static func unblock(_ signals: [Int32]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }
 

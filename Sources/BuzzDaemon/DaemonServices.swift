@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// A part of the daemon that runs on a thread of its own (the wall-clock
 /// timer, the source watcher, the notification listener) as a `Service`: its
@@ -29,12 +30,10 @@ public struct ThreadService: Service, CustomStringConvertible {
 /// order given, shut down in the reverse), then the delivery loop, which is
 /// shut down first and, when it returns, shuts the group down.
 ///
-/// SIGTERM and SIGINT shut the group down gracefully; SIGHUP calls `reload`.
-/// The signals come through `DaemonSignals`' pipe rather than the group's
-/// `gracefulShutdownSignals`, whose Dispatch signal source starts a
-/// libdispatch worker and with it a one-second timer for the life of the
-/// process (docs/design/decisions.md, "The daemon runs Swift's jobs on an
-/// executor of its own"): the effect is the group's own graceful shutdown.
+/// SIGTERM and SIGINT are the group's `gracefulShutdownSignals`; SIGHUP
+/// calls `reload` (through `DaemonSignals`). The group's signals are Dispatch
+/// signal sources: measured, they add libdispatch's manager thread, blocked in
+/// epoll_wait, and no wake-up (docs/design/decisions.md, record 2).
 public struct DaemonServices {
     public var parts: [any Service & CustomStringConvertible]
     public var loop: any Service & CustomStringConvertible
@@ -49,21 +48,18 @@ public struct DaemonServices {
 
     /// Traps the signals, then runs the group until it has shut down. The
     /// signals are trapped before any service starts (the loop publishes the
-    /// pid file that commands signal).
+    /// pid file that commands signal): SIGHUP here, SIGTERM and SIGINT by the
+    /// group before it starts its first service.
     public func run(reload: @escaping @Sendable () -> Void) async throws {
         // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
         // and a default description could dump a config or an environment.
         var services = parts.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, serviceName: $0.description) }
         services.append(.init(service: loop, successTerminationBehavior: .gracefullyShutdownGroup,
                               serviceName: loop.description))
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
-        try DaemonSignals.start { signal in
-            if signal == SIGHUP {
-                reload()
-            } else {
-                Task { await group.triggerGracefulShutdown() }
-            }
-        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        DaemonSignals.unblock([SIGTERM, SIGINT, SIGHUP])
+        try DaemonSignals.start(trapping: [SIGHUP]) { _ in reload() }
         try await group.run()
     }
 }

@@ -283,9 +283,10 @@ struct RunCommandTests {
         #expect(posted >= 1 && posted < 40, "\(posted) posted")
     }
 
-    /// SIGTERM shuts the daemon's service group down gracefully: the delivery
-    /// loop first (it logs "stopped"), then its parts in the reverse of their
-    /// start order; the pid file is removed and the status is 0. SIGINT alike.
+    /// SIGTERM is the service group's graceful-shutdown signal: the delivery
+    /// loop is shut down first (it logs "stopped"), then its parts in the
+    /// reverse of their start order; the pid file is removed and the status is 0.
+    /// SIGINT alike.
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalShutsTheServiceGroupDownGracefully(signal: Int32) async throws {
         let sandbox = try Sandbox()
@@ -302,7 +303,7 @@ struct RunCommandTests {
         func index(_ text: String, service: String? = nil) -> Int? {
             lines.firstIndex { line in line.contains(text) && (service.map { line.contains("sl-service=\($0) ") } ?? true) }
         }
-        let order = [index("Graceful shutdown caught"),
+        let order = [index("Signal caught. Shutting down the group."),
                      index("Triggering graceful shutdown for service", service: "buzz run"),
                      index("] stopped"),
                      index("Triggering graceful shutdown for service", service: "notification listener"),
