@@ -157,6 +157,8 @@ public final class NotificationListener: Sendable {
             let wakeRead = wakeEnds[0]
             state.generation += 1
             let generation = state.generation
+            // Before the thread starts: its end clears it, and must find it set.
+            shared.live.withLock { $0 = opened }
             let reader = Reader(live: opened, shared: box, wakeRead: wakeRead, handle: handle)
             do {
                 state.thread = try PollThread(name: "buzz.dbus.listen", watching: reader.descriptors,
@@ -181,13 +183,13 @@ public final class NotificationListener: Sendable {
                     handle(.stopped(problem: problem))
                 })
             } catch {
+                shared.live.withLock { $0 = nil }
                 close(wakeEnds[0])
                 close(wakeEnds[1])
                 return false
             }
             state.running = true
             state.wakeWrite = wakeEnds[1]
-            shared.live.withLock { $0 = opened }
             return true
         }
         guard started else {
