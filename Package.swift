@@ -59,8 +59,9 @@ let package = Package(
         // The glibc and Swift-runtime calls Swift cannot reach by itself: the one C boundary
         // besides the two library shims.
         .target(name: "CBuzzLinux"),
-        // What talks to the system from Swift: SystemError and the dlopen'd SharedLibrary.
-        .target(name: "BuzzSystem"),
+        // What talks to the system from Swift: SystemError, the dlopen'd SharedLibrary,
+        // and PollLoop / PollThread (the one poll(2) loop).
+        .target(name: "BuzzSystem", dependencies: ["CBuzzLinux"]),
         // Starting programs (`ProgramRunner`: posix_spawn, own process group, a
         // minimal environment) and reading the secrets a config names (`SecretReader`:
         // password_env, password_file, password_command), for channels and sources alike.
@@ -97,12 +98,27 @@ let package = Package(
             name: "BuzzSources",
             dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzProcess", "BuzzStore", "BuzzCardDAV", "CurlSupport", "BuzzSystem", "CBuzzLinux"]
         ),
-        // The commands, the wiring and the daemon: a library, so that tests and
-        // other programs use it without the executable (issue 12).
+        // The daemon's machinery: its loop, wall-clock timer, executor, signals
+        // and its services in one ServiceGroup. What a pass does is handed in.
+        .target(
+            name: "BuzzDaemon",
+            dependencies: [
+                "BirthdayBuzz",
+                "BuzzSystem",
+                "CBuzzLinux",
+                "CurlSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The commands and the wiring (the daemon's rounds among them): a library,
+        // so that tests and other programs use it without the executable (issue 12).
         .target(
             name: "BuzzCommands",
             dependencies: [
                 "BirthdayBuzz",
+                "BuzzDaemon",
                 "BuzzFiles",
                 "BuzzStore",
                 "BuzzSources",
@@ -136,7 +152,8 @@ let package = Package(
         ),
         // The loader is tested with the shipped channel and source types (their options live in their adapters).
         .testTarget(name: "BirthdayBuzzTests", dependencies: ["BirthdayBuzz", "BuzzFiles", "BuzzTestKit", "BuzzChannels", "BuzzSources"]),
-        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BuzzProcess", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands"],
+        .testTarget(name: "BuzzChannelsTests", dependencies: ["BuzzChannels", "BuzzProcess", "BirthdayBuzz", "BuzzTestKit", "CurlSupport", "BuzzCommands",
+                                                           "BuzzDaemon", "BuzzSystem"],
                     resources: [.copy("Servers")]),
         .testTarget(name: "BuzzStoreTests", dependencies: ["BuzzStore", "BirthdayBuzz", "BuzzTestKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The CardDAV client, and the carddav source end to end (`buzz sync`, `tick`,

@@ -51,8 +51,8 @@ public enum NotificationSignal: Sendable, Equatable {
 public final class NotificationListener: Sendable {
     private struct State {
         var running = false
-        /// The write end of the running thread's stop pipe.
-        var stopWrite: Int32 = -1
+        /// The running reader thread (its stop pipe ends it).
+        var thread: PollThread?
         /// The write end of the running thread's wake pipe (after a `notify`).
         var wakeWrite: Int32 = -1
         /// Counts the threads started, so a thread that ends tells its own state from a newer one's.
@@ -109,15 +109,16 @@ public final class NotificationListener: Sendable {
     }
 
     /// Stops the listener thread (it closes its connection on the way out).
+    /// Returns once the thread has ended (unless called from it: from `handle`, it only asks).
     public func stop() {
-        shared.state.withLock { state in
-            guard state.running, state.stopWrite >= 0 else { return }
-            close(state.stopWrite)  // the thread's poll sees the pipe hang up
-            state.stopWrite = -1
+        let thread = shared.state.withLock { state -> PollThread? in
+            guard state.running, let thread = state.thread.take() else { return nil }
             if state.wakeWrite >= 0 { close(state.wakeWrite) }
             state.wakeWrite = -1
             state.running = false
+            return thread
         }
+        thread?.stop()  // outside the lock: the thread takes it on its way out
     }
 
     /// Sends `Notify` over the listening connection, so that the server's
@@ -149,53 +150,54 @@ public final class NotificationListener: Sendable {
         case .success(let live):
             opened = live
         }
-        var stopEnds: [Int32] = [-1, -1]
         var wakeEnds: [Int32] = [-1, -1]
-        let generation = shared.state.withLock { state -> Int? in
-            guard !state.running, CBuzzLinux_pipe2(&stopEnds, O_CLOEXEC) == 0 else { return nil }
-            guard CBuzzLinux_pipe2(&wakeEnds, O_CLOEXEC | O_NONBLOCK) == 0 else {
-                close(stopEnds[0])
-                close(stopEnds[1])
-                return nil
+        let handle = handle, box = shared
+        let started = shared.state.withLock { state -> Bool in
+            guard !state.running, CBuzzLinux_pipe2(&wakeEnds, O_CLOEXEC | O_NONBLOCK) == 0 else { return false }
+            let wakeRead = wakeEnds[0]
+            state.generation += 1
+            let generation = state.generation
+            // Before the thread starts: its end clears it, and must find it set.
+            shared.live.withLock { $0 = opened }
+            let reader = Reader(live: opened, shared: box, wakeRead: wakeRead, handle: handle)
+            do {
+                state.thread = try PollThread(name: "buzz.dbus.listen", watching: reader.descriptors,
+                                              onStart: { reader.start() }, handle: { reader.handle($0) },
+                                              onEnd: { end in
+                    let problem = reader.end(end)
+                    box.live.withLock { live in
+                        live = nil
+                        opened.lib.dbus_connection_close(opened.connection)
+                        opened.lib.dbus_connection_unref(opened.connection)
+                    }
+                    close(wakeRead)
+                    // Unless stop() already took the thread and cleared the state.
+                    let ended = box.state.withLock { state -> PollThread? in
+                        guard state.generation == generation, state.running else { return nil }
+                        if state.wakeWrite >= 0 { close(state.wakeWrite) }
+                        state.wakeWrite = -1
+                        state.running = false
+                        return state.thread.take()
+                    }
+                    ended?.stop()  // on this thread: closes its stop pipe and lets it end detached
+                    handle(.stopped(problem: problem))
+                })
+            } catch {
+                shared.live.withLock { $0 = nil }
+                close(wakeEnds[0])
+                close(wakeEnds[1])
+                return false
             }
             state.running = true
-            state.stopWrite = stopEnds[1]
             state.wakeWrite = wakeEnds[1]
-            state.generation += 1
-            shared.live.withLock { $0 = opened }
-            return state.generation
+            return true
         }
-        guard let generation else {
-            // Another caller started one meanwhile (or no pipe could be made): this connection is not needed.
+        guard started else {
+            // Another caller started one meanwhile (or no pipe or thread could be made): this connection is not needed.
             opened.lib.dbus_connection_close(opened.connection)
             opened.lib.dbus_connection_unref(opened.connection)
             return shared.state.withLock { $0.running } ? nil : .unreachable(address: "the session bus", detail: "no pipe for the listener")
         }
-        let stopRead = stopEnds[0], wakeRead = wakeEnds[0]
-        let handle = handle, box = shared
-        let thread = Thread {
-            let problem = Self.listen(opened, shared: box, stopRead: stopRead, wakeRead: wakeRead, handle: handle)
-            box.live.withLock { live in
-                live = nil
-                opened.lib.dbus_connection_close(opened.connection)
-                opened.lib.dbus_connection_unref(opened.connection)
-            }
-            close(stopRead)
-            close(wakeRead)
-            box.state.withLock { state in
-                // Unless stop() already closed the write ends and cleared the state.
-                if state.generation == generation, state.running {
-                    close(state.stopWrite)
-                    close(state.wakeWrite)
-                    state.stopWrite = -1
-                    state.wakeWrite = -1
-                    state.running = false
-                }
-            }
-            handle(.stopped(problem: problem))
-        }
-        thread.name = "birthdaybuzz.dbus.listen"
-        thread.start()
         return nil
     }
 
@@ -237,30 +239,80 @@ public final class NotificationListener: Sendable {
         return .success(Live(lib: lib, connection: connection))
     }
 
-    /// Reads signals until the bus hangs up or the stop pipe closes; the wake
-    /// pipe says a `notify` may have queued some. Returns what went wrong, as
-    /// one line; nil after `stop()`.
+    /// What the reader thread does with the connection: it reads signals until
+    /// the bus hangs up or the stop pipe closes; the wake pipe says a `notify`
+    /// may have queued some.
     ///
     /// The connection is read and its queue emptied only under `shared.live`'s
     /// lock, which `notify` holds while it waits: libdbus puts the reply to a
     /// blocking call in the same incoming queue, and a `pop_message` here
     /// between its arrival and the caller's look could take it, leaving the
     /// call to time out.
-    private static func listen(_ live: Live, shared: Shared, stopRead: Int32, wakeRead: Int32,
-                               handle: @Sendable (NotificationSignal) -> Void) -> String? {
-        let lib = live.lib, connection = live.connection
-        var fd: Int32 = -1
-        guard lib.dbus_connection_get_unix_fd(connection, &fd) != 0, fd >= 0 else {
-            return "the D-Bus connection has no socket to wait on"
+    private final class Reader: Sendable {
+        private let live: Live
+        private let shared: Shared
+        private let wakeRead: Int32
+        private let socket: Int32
+        private let handleSignal: @Sendable (NotificationSignal) -> Void
+        /// Why the loop ended, when the handler ended it.
+        private let problem = Mutex<String?>(nil)
+
+        init(live: Live, shared: Shared, wakeRead: Int32, handle: @escaping @Sendable (NotificationSignal) -> Void) {
+            self.live = live
+            self.shared = shared
+            self.wakeRead = wakeRead
+            handleSignal = handle
+            var fd: Int32 = -1
+            socket = live.lib.dbus_connection_get_unix_fd(live.connection, &fd) != 0 ? fd : -1
         }
-        handle(.listening)
-        var watched = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        var drained = [UInt8](repeating: 0, count: 64)
-        while true {
-            // Signals that arrived with the replies above, with a `notify`'s reply, or with the last read;
-            // handled outside the lock.
+
+        /// The bus socket and the wake pipe.
+        var descriptors: [Int32] { [socket, wakeRead] }
+
+        /// Before the first wait: says it listens, and hands on what came with the replies to the match rules.
+        func start() -> PollLoop.Next {
+            guard socket >= 0 else {
+                problem.withLock { $0 = "the D-Bus connection has no socket to wait on" }
+                return .finish
+            }
+            handleSignal(.listening)
+            dispatchQueued()
+            return .keepWatching
+        }
+
+        func handle(_ ready: [pollfd]) -> PollLoop.Next {
+            if ready[1].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while read(wakeRead, &drained, drained.count) > 0 {}
+            }
+            if ready[0].revents != 0 {
+                // Reads what is there without blocking; false once the bus is gone.
+                let lib = live.lib, connection = live.connection
+                let connected = shared.live.withLock { _ in
+                    lib.dbus_connection_read_write(connection, 0) != 0 && lib.dbus_connection_get_is_connected(connection) != 0
+                }
+                if !connected {
+                    problem.withLock { $0 = "the session bus hung up" }
+                    return .finish
+                }
+            }
+            // Signals that arrived with a `notify`'s reply or with the last read.
+            dispatchQueued()
+            return .keepWatching
+        }
+
+        /// What went wrong, as one line; nil after `stop()`.
+        func end(_ end: PollLoop.End) -> String? {
+            switch end {
+            case .stopped: return nil
+            case .finished: return problem.withLock { $0 }
+            case .failed(let error): return "poll failed: \(error.reason)"
+            }
+        }
+
+        /// Pops the queued messages under the lock, then hands their signals on outside it.
+        private func dispatchQueued() {
+            let lib = live.lib, connection = live.connection
             let signals = shared.live.withLock { _ in
                 var signals: [NotificationSignal] = []
                 while let message = lib.dbus_connection_pop_message(connection) {
@@ -269,22 +321,7 @@ public final class NotificationListener: Sendable {
                 }
                 return signals
             }
-            for signal in signals { handle(signal) }
-            for index in watched.indices { watched[index].revents = 0 }
-            if poll(&watched, 3, -1) < 0 {
-                if errno == EINTR { continue }
-                return "poll failed: \(SystemError("poll").reason)"
-            }
-            if watched[1].revents != 0 { return nil }
-            if watched[2].revents != 0 {
-                while read(wakeRead, &drained, drained.count) > 0 {}
-                if watched[0].revents == 0 { continue }
-            }
-            // Reads what is there without blocking; false once the bus is gone.
-            let connected = shared.live.withLock { _ in
-                lib.dbus_connection_read_write(connection, 0) != 0 && lib.dbus_connection_get_is_connected(connection) != 0
-            }
-            if !connected { return "the session bus hung up" }
+            for signal in signals { handleSignal(signal) }
         }
     }
 }

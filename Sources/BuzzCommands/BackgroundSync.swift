@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzDaemon
 import BuzzSources
 import BuzzStore
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzDaemon
 import Foundation
 
 /// `buzz`: the command-line tool and daemon. This target only parses and wires;
@@ -43,7 +44,7 @@ public struct Buzz: AsyncParsableCommand {
     /// On the main actor, as an `@main` entry point would be: called from the
     /// executable's top-level code, a nonisolated `main` would first hop to
     /// libdispatch's pool, starting a worker (and its once-a-second monitor)
-    /// before `run` could install its own executor (DaemonRuntime.swift).
+    /// before `run` could install its own executor (BuzzDaemon's DaemonRuntime.swift).
     @MainActor
     public static func main() async {
         umask(0o077)
@@ -63,7 +64,7 @@ public struct Buzz: AsyncParsableCommand {
                 var command = try parseAsRoot()
                 // The daemon's async jobs run on its own threads, set up before
                 // its first job: one libdispatch worker would arm a one-second
-                // monitor for the rest of its life (DaemonRuntime.swift).
+                // monitor for the rest of its life (BuzzDaemon's DaemonRuntime.swift).
                 if command is RunCommand { DaemonExecutor.install() }
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()

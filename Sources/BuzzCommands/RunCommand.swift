@@ -1,5 +1,6 @@
 import ArgumentParser
 import BirthdayBuzz
+import BuzzDaemon
 import BuzzSources
 import BuzzStore
 import CurlSupport
@@ -8,6 +9,8 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
+/// `buzz run`: parses, wires the daemon from the config, and hands it to
+/// BuzzDaemon's `DaemonServices` (the daemon's loop and parts live there).
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -27,7 +30,6 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try daemonLogger(environment: ProcessInfo.processInfo.environment)
-        Self.unblockDaemonSignals()
         // Everything that can be wrong with the request fails here, before any
         // state is touched: a broken config or template (2), another run (2).
         let context = try Context(root.global)
@@ -35,14 +37,15 @@ struct RunCommand: AsyncParsableCommand {
         let pidFile = try RunPidFile.claim(dataDirectory: context.dataDirectory)
         defer { pidFile.release() }
         // The wall clock; with --now, shifted to start there and advance in real time (docs/design/command-line.md).
-        let timer = try WallClockTimer()
+        let timer: WallClockTimer
+        do { timer = try WallClockTimer() } catch { throw CLIError.runtime(error.message) }
         let clock: any DaemonClock = root.global.now == nil ? timer : OffsetClock(base: timer, startingAt: context.now)
         // Desktop reminders on the day offer actions; clicks wake the loop (docs/design/asks-and-wishes.md).
         let actions = NotificationActionDesk(store: store, environment: context.environment, logger: logger, clock: clock)
         let wiring = try DispatchWiring(context: context, store: store, notificationActions: actions)
 
         let options = root.global
-        let daemon = BirthdayDaemon(
+        var daemon = BirthdayDaemon(
             store: store, initial: DaemonSetup(context: context, wiring: wiring), clock: clock, pidFile: pidFile,
             logger: logger, actions: actions,
             reload: {
@@ -51,41 +54,33 @@ struct RunCommand: AsyncParsableCommand {
                 return DaemonSetup(context: context, wiring: try DispatchWiring(context: context, store: store,
                                                                                 notificationActions: actions))
             })
-        // SIGHUP must be trapped before the pid file names this process (the
-        // daemon publishes it when it starts): a command that signals a daemon
-        // still starting would otherwise kill it.
+        // Watched sources that changed wake the loop as SIGHUP does; it syncs
+        // them, then plans again (sources added by a reload are watched too).
         let requests = daemon.requests
-        try DaemonSignals.start { signal in
-            if signal == SIGHUP { requests.requestReload() } else { requests.requestStop() }
+        let watcher = try? SourceWatcher {
+            requests.requestSync()
             clock.wake()
         }
-        // Named explicitly: ServiceLifecycle logs `"\(service)"` at debug level,
-        // and the default description would dump the config and environment.
-        // SIGTERM and SIGINT reach the daemon through `DaemonSignals` (no
-        // Dispatch signal source); the daemon then returns and the group ends.
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup,
-                             serviceName: daemon.description)],
-            gracefulShutdownSignals: [], logger: logger))
+        daemon.watcher = watcher
+        // The parts, each stopped by the group once the loop has ended: the
+        // listener starts only when a notification needs it (no libdbus before).
+        let services = DaemonServices(
+            parts: [ThreadService("timer", stop: { timer.stop() }),
+                    ThreadService("source watcher", stop: { watcher?.stop() }),
+                    ThreadService("notification listener", stop: { actions.stop() })],
+            loop: daemon, logger: logger)
         do {
-            try await group.run()
+            try await services.run(reload: {
+                requests.requestReload()
+                clock.wake()
+            })
         } catch let error as CLIError {
             throw error
+        } catch let error as DaemonError {
+            throw CLIError.runtime(error.message)
         } catch {
             throw CLIError.runtime("run stopped: \(error)")
         }
-    }
-
-    /// A process inherits its signal mask: started by a parent that blocks
-    /// SIGTERM or SIGHUP (some test runners and supervisors do), the handlers
-    /// that DaemonSignals installs would never run.
-    /// Unblocking them on this thread is enough: the kernel hands a process
-    /// signal to any thread that does not block it.
-    private static func unblockDaemonSignals() {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     /// swift-log to standard error at `BUZZ_LOG_LEVEL` (default `info`). The
@@ -111,40 +106,9 @@ struct DaemonSetup: Sendable {
     var wiring: DispatchWiring
 }
 
-/// What the signal handlers ask of the loop.
-final class DaemonRequests: Sendable {
-    private struct Flags {
-        var stop = false
-        var reload = false
-        var sync = false
-    }
-
-    private let flags = Mutex(Flags())
-
-    var stopRequested: Bool { flags.withLock { $0.stop } }
-    func requestSync() { flags.withLock { $0.sync = true } }
-
-    /// Whether a watched source changed since the last call.
-    func takeSync() -> Bool {
-        flags.withLock { flags in
-            defer { flags.sync = false }
-            return flags.sync
-        }
-    }
-    func requestStop() { flags.withLock { $0.stop = true } }
-    func requestReload() { flags.withLock { $0.reload = true } }
-
-    /// Whether a reload was asked for since the last call.
-    func takeReload() -> Bool {
-        flags.withLock { flags in
-            defer { flags.reload = false }
-            return flags.reload
-        }
-    }
-}
-
-/// `buzz run` as a `Service`: plan, deliver what is due under the dispatch
-/// lock, sleep on its clock until the next fire time or retry, repeat.
+/// `buzz run`'s delivery loop as a `Service`: BuzzDaemon's `DaemonLoop` with
+/// the rounds of this config — sync the sources, deliver what is due under the
+/// dispatch lock, say when the next fire time, retry or sync is.
 ///
 /// The time is an input: every "now" of the loop comes from `clock` (the
 /// wall-clock timer, shifted by `run --now`), and so does every sleep.
@@ -162,6 +126,10 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     let actions: NotificationActionDesk
     /// Reads the config and templates again; throws what is wrong with them.
     let reload: @Sendable () throws -> DaemonSetup
+    /// The watcher of the local sources, when the group owns it and stops it
+    /// with the notification listener (`RunCommand`). Nil: the daemon runs alone
+    /// (a test), watches with a watcher of its own and stops both when it returns.
+    var watcher: SourceWatcher?
     let requests = DaemonRequests()
     /// Where passes run: libcurl transfers happen inline on its thread, never
     /// on a Dispatch queue (whose worker would wake an idle daemon every second).
@@ -169,10 +137,6 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     /// Where `[health]` pings go out: beside the loop, so a slow monitor never holds up a pass.
     let pings = BlockingExecutor(name: "birthdaybuzz.run.health")
 
-    /// A failed pass (database locked, disk full) is tried again after this
-    /// many seconds, doubling per failure up to `maxRetryDelay`.
-    static let firstRetryDelay: Int64 = 30
-    static let maxRetryDelay: Int64 = 900
     /// When another dispatcher kept the lock past `delivery.lock_wait`, look again this soon.
     static let busyRetryDelay: Int64 = 60
 
@@ -180,99 +144,111 @@ struct BirthdayDaemon: Service, CustomStringConvertible {
     var description: String { "buzz run" }
 
     /// Runs until a stop is requested (`requests`, a graceful shutdown) or the
-    /// task is cancelled. The process's signals are `RunCommand`'s to route to
-    /// `requests` (so a test can run the loop in-process, on a `VirtualClock`).
+    /// task is cancelled. The process's signals are `DaemonServices`' to route
+    /// (so a test can run the loop in-process, on a `VirtualClock`).
     func run() async throws {
         let requests = requests, clock = clock
         try pidFile.publish()
         let dataDirectory = initial.context.dataDirectory
         logger.info("started (pid \(getpid()), data dir \(dataDirectory), clock at \(initial.context.clock.iso8601(clock.now())))")
         actions.startIfNotificationsAreKept()
-        defer { actions.stop() }
-        // Watched sources that changed wake the loop as SIGHUP does; it syncs
-        // them, then plans again (sources added by a reload are watched too).
-        let watcher = try? SourceWatcher {
+        let ownWatcher = watcher == nil ? try? SourceWatcher {
             requests.requestSync()
             clock.wake()
+        } : nil
+        defer {
+            if let ownWatcher {
+                ownWatcher.stop()
+                actions.stop()
+            }
         }
+        var rounds = Rounds(daemon: self, watcher: watcher ?? ownWatcher)
         try await withGracefulShutdownHandler {
-            try await loop(watcher: watcher)
+            try await DaemonLoop(clock: clock, requests: requests, logger: logger).run(&rounds)
         } onGracefulShutdown: {
             requests.requestStop()
             clock.wake()
         }
         logger.info("stopped")
     }
+}
 
-    private func loop(watcher: SourceWatcher?) async throws {
-        var setup = initial
-        var failures = 0
+extension BirthdayDaemon {
+    /// The daemon's rounds: what `DaemonLoop` runs at each wake.
+    struct Rounds: DaemonRounds {
+        let daemon: BirthdayDaemon
+        let watcher: SourceWatcher?
+        var setup: DaemonSetup
         /// The calendar last written, without its DTSTAMP: rewritten only when it changes.
         var exported: String?
-        var health = HealthPings(setup)
-        // Sources sync beside the deliveries (each on its own thread): a sync
-        // that ends wakes the loop, which then plans again.
-        let syncs = DaemonSourceSyncs(store: store, clock: clock, logger: logger, requests: requests)
-        startSyncs(setup, syncs, onlyIfChanged: false, watcher: watcher)
-        do {
-            while !requests.stopRequested {
-                if requests.takeReload() {
-                    setup = await reloaded(from: setup)
-                    health.reconfigure(setup)
-                    _ = requests.takeSync()
-                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
-                } else if requests.takeSync() {
-                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
-                } else {
-                    // A source synced by the clock (CardDAV's interval, a failure's retry).
-                    startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher, dueAt: clock.now())
-                }
-                // After a sync, the folders again: a new sub-folder gets a watch.
-                if syncs.takeEnded() { watch(setup, watcher: watcher) }
-                let now = clock.now()
-                exportCalendar(setup, now: now, last: &exported)
-                var next: Int64?
-                do {
-                    let report: DispatchReport?
-                    (next, report) = try await pass(setup, now: now)
-                    if let report, let due = health.afterPass(report, now: now) {
-                        ping(health.pinger, due)
-                    }
-                    if let idle = health.nextPing { next = min(next ?? idle, idle) }
-                    // The next unseen notification's escalation (none watched: no wake for it).
-                    if let escalation = try escalation(setup).nextDeadline(now: now) {
-                        next = min(next ?? escalation, escalation)
-                    }
-                    // A source synced by the clock wakes the loop too (one syncing now wakes it when it ends).
-                    if let sourceWake = nextSourceSync(setup, syncs, now: now) {
-                        next = min(next ?? sourceWake, sourceWake)
-                    }
-                    failures = 0
-                } catch {
-                    failures += 1
-                    let delay = min(Self.firstRetryDelay << min(failures - 1, 10), Self.maxRetryDelay)
-                    logger.error("dispatch pass failed: \(oneLine(error)); trying again in \(delay) s")
-                    next = now + delay
-                }
-                if requests.stopRequested { break }
-                if let next {
-                    logger.info("next wake \(setup.context.clock.iso8601(next))")
-                } else {
-                    logger.info("nothing planned (no included contact with a birthday); waiting for a change")
-                }
-                if try await clock.wait(until: next) == .clockChanged {
-                    logger.notice("the wall clock changed (set, or resumed from suspend); planning again")
-                }
+        var health: HealthPings
+        /// Sources sync beside the deliveries (each on its own thread): a sync
+        /// that ends wakes the loop, which then plans again.
+        let syncs: DaemonSourceSyncs
+
+        init(daemon: BirthdayDaemon, watcher: SourceWatcher?) {
+            self.daemon = daemon
+            self.watcher = watcher
+            setup = daemon.initial
+            health = HealthPings(daemon.initial)
+            syncs = DaemonSourceSyncs(store: daemon.store, clock: daemon.clock, logger: daemon.logger,
+                                      requests: daemon.requests)
+        }
+
+        mutating func start() async {
+            daemon.startSyncs(setup, syncs, onlyIfChanged: false, watcher: watcher)
+        }
+
+        mutating func prepare(after wake: DaemonWake) async {
+            switch wake {
+            case .reload:
+                setup = await daemon.reloaded(from: setup)
+                health.reconfigure(setup)
+                daemon.startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
+            case .sourcesChanged:
+                daemon.startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher)
+            case .clock:
+                // A source synced by the clock (CardDAV's interval, a failure's retry).
+                daemon.startSyncs(setup, syncs, onlyIfChanged: true, watcher: watcher, dueAt: daemon.clock.now())
             }
-        } catch {
+            // After a sync, the folders again: a new sub-folder gets a watch.
+            if syncs.takeEnded() { daemon.watch(setup, watcher: watcher) }
+        }
+
+        mutating func pass(now: Int64) async throws -> Int64? {
+            daemon.exportCalendar(setup, now: now, last: &exported)
+            do {
+                var (next, report) = try await daemon.pass(setup, now: now)
+                if let report, let due = health.afterPass(report, now: now) {
+                    daemon.ping(health.pinger, due)
+                }
+                if let idle = health.nextPing { next = min(next ?? idle, idle) }
+                // The next unseen notification's escalation (none watched: no wake for it).
+                if let escalation = try daemon.escalation(setup).nextDeadline(now: now) {
+                    next = min(next ?? escalation, escalation)
+                }
+                // A source synced by the clock wakes the loop too (one syncing now wakes it when it ends).
+                if let sourceWake = daemon.nextSourceSync(setup, syncs, now: now) {
+                    next = min(next ?? sourceWake, sourceWake)
+                }
+                return next
+            } catch let error as CLIError {
+                throw DaemonError(error.message)  // the log line says the message, not the struct
+            }
+        }
+
+        func timestamp(_ instant: Int64) -> String {
+            setup.context.clock.iso8601(instant)
+        }
+
+        mutating func finish() async {
             syncs.stop()
             await setup.wiring.shutdown()
-            throw error
         }
-        syncs.stop()
-        await setup.wiring.shutdown()
     }
+}
 
+extension BirthdayDaemon {
     /// Starts syncing the configured sources (at start: all, read whole; later:
     /// the ones that changed, or with `dueAt`, those the clock has made due) on
     /// threads of their own, and watches the local ones. A source that cannot

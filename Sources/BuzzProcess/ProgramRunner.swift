@@ -288,7 +288,8 @@ extension ProgramRunner {
         case killed
     }
 
-    /// Feeds standard input, collects the output and watches the clock until the program has ended.
+    /// Feeds standard input, collects the output and watches the clock until
+    /// the program has ended, in `PollLoop` on the calling thread.
     private func supervise(pid: pid_t, program: String, standardInput: [UInt8], descriptors: inout Descriptors,
                            cancellation: CancellationFlag?) throws -> ProgramResult {
         let start = monotonicNanoseconds()
@@ -302,7 +303,9 @@ extension ProgramRunner {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         if standardInput.isEmpty { descriptors.release(\.inputWrite) }
 
-        while true {
+        /// The clock and the child: stops its group on timeout or cancellation,
+        /// kills it after the grace; the result once it has ended.
+        func check() throws -> ProgramResult? {
             let now = monotonicNanoseconds()
             switch phase {
             case .running:
@@ -321,51 +324,59 @@ extension ProgramRunner {
             case .killed:
                 break
             }
+            guard try hasExited(pid, program: program) else { return nil }
+            // The leader is a zombie until reaped, so its group id cannot be
+            // reused yet: whatever it left behind in the group goes now.
+            if phase != .running { _ = kill(-pid, SIGKILL) }
+            let status = reap(pid)
+            drain(descriptors.outputRead, into: &output, buffer: &buffer)
+            drain(descriptors.errorRead, into: &error, buffer: &buffer)
+            if cancelled { throw CancellationError() }
+            return ProgramResult(termination: status,
+                                 standardOutput: output.bytes, standardError: error.bytes,
+                                 standardOutputTruncated: output.truncated, standardErrorTruncated: error.truncated,
+                                 timedOut: timedOut)
+        }
 
-            if try hasExited(pid, program: program) {
-                // The leader is a zombie until reaped, so its group id cannot be
-                // reused yet: whatever it left behind in the group goes now.
-                if phase != .running { _ = kill(-pid, SIGKILL) }
-                let status = reap(pid)
-                drain(descriptors.outputRead, into: &output, buffer: &buffer)
-                drain(descriptors.errorRead, into: &error, buffer: &buffer)
-                if cancelled { throw CancellationError() }
-                return ProgramResult(termination: status,
-                                     standardOutput: output.bytes, standardError: error.bytes,
-                                     standardOutputTruncated: output.truncated, standardErrorTruncated: error.truncated,
-                                     timedOut: timedOut)
-            }
-
+        while true {
+            if let result = try check() { return result }
+            var result: ProgramResult?
             // Sleep until there is something to read or write, but wake often
             // enough to notice the exit (a grandchild may hold the pipes open).
-            var fds = [
-                pollfd(fd: descriptors.outputRead, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: descriptors.errorRead, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: descriptors.inputWrite, events: Int16(POLLOUT), revents: 0),
-            ]
-            let pipesOpen = fds.contains { $0.fd >= 0 }
-            var waitMilliseconds: Int64 = pipesOpen ? 20 : 5
-            switch phase {
-            case .running: waitMilliseconds = min(waitMilliseconds, Int64((deadline &- min(now, deadline)) / 1_000_000) + 1)
-            case .terminating(let killAt): waitMilliseconds = min(waitMilliseconds, Int64((killAt &- min(now, killAt)) / 1_000_000) + 1)
-            case .killed: break
-            }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(waitMilliseconds))
-            guard ready > 0 else { continue }  // timeout or EINTR: go round
-
-            if fds[0].revents != 0 { readChunk(&descriptors, \.outputRead, into: &output, buffer: &buffer) }
-            if fds[1].revents != 0 { readChunk(&descriptors, \.errorRead, into: &error, buffer: &buffer) }
-            if fds[2].revents != 0 {
-                let count = standardInput.withUnsafeBytes { bytes in
-                    write(descriptors.inputWrite, bytes.baseAddress! + written, bytes.count - written)
+            // A failed poll goes round here, after another look at the child.
+            _ = try PollLoop.run(watch: {
+                let fds = [
+                    pollfd(fd: descriptors.outputRead, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: descriptors.errorRead, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: descriptors.inputWrite, events: Int16(POLLOUT), revents: 0),
+                ]
+                let pipesOpen = fds.contains { $0.fd >= 0 }
+                var waitMilliseconds: Int64 = pipesOpen ? 20 : 5
+                let now = monotonicNanoseconds()
+                switch phase {
+                case .running: waitMilliseconds = min(waitMilliseconds, Int64((deadline &- min(now, deadline)) / 1_000_000) + 1)
+                case .terminating(let killAt): waitMilliseconds = min(waitMilliseconds, Int64((killAt &- min(now, killAt)) / 1_000_000) + 1)
+                case .killed: break
                 }
-                if count > 0 {
-                    written += count
-                    if written == standardInput.count { descriptors.release(\.inputWrite) }
-                } else if count < 0 && errno != EAGAIN && errno != EINTR {
-                    descriptors.release(\.inputWrite)  // EPIPE: the program stopped reading; not our failure
+                return (fds, Int32(waitMilliseconds))
+            }) { fds in
+                if fds[0].revents != 0 { readChunk(&descriptors, \.outputRead, into: &output, buffer: &buffer) }
+                if fds[1].revents != 0 { readChunk(&descriptors, \.errorRead, into: &error, buffer: &buffer) }
+                if fds[2].revents != 0 {
+                    let count = standardInput.withUnsafeBytes { bytes in
+                        write(descriptors.inputWrite, bytes.baseAddress! + written, bytes.count - written)
+                    }
+                    if count > 0 {
+                        written += count
+                        if written == standardInput.count { descriptors.release(\.inputWrite) }
+                    } else if count < 0 && errno != EAGAIN && errno != EINTR {
+                        descriptors.release(\.inputWrite)  // EPIPE: the program stopped reading; not our failure
+                    }
                 }
+                result = try check()
+                return result == nil ? .keepWatching : .finish
             }
+            if let result { return result }
         }
     }
 

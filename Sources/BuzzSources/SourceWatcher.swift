@@ -13,41 +13,47 @@ import Synchronization
 /// seen. When the parent is missing too, the nearest folder above that exists
 /// is watched for the missing branch, so a parent that is removed and made
 /// again (with the cards in it) is seen as well. `watch(_:)` is called again after each sync, so a new sub-folder
-/// gets its own watch. The inotify fd is watched by a thread of its own,
-/// blocked in poll(2), like `run`'s wall-clock timer: nothing wakes while no
+/// gets its own watch. The inotify fd is watched by a thread of its own
+/// (`PollThread`), blocked in poll(2), like `run`'s wall-clock timer: nothing wakes while no
 /// file changes, and the poll has a timeout only during a debounce. (Not a
 /// Dispatch source: its worker would arm libdispatch's one-second monitor and
 /// wake an idle daemon every second; see `DaemonExecutor`.)
 public final class SourceWatcher: Sendable {
     private let core: Core
-    /// The write end of the pipe that stops the poll thread.
-    private let stopWrite: Int32
+    /// The thread blocked in poll(2) on the inotify fd.
+    private let thread: PollThread
 
     public init(debounce: Double = 2, onChange: @escaping @Sendable () -> Void) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
             throw SourceError.runtime("cannot watch the sources (\(SystemError("inotify_init1")))")
         }
-        var ends: [Int32] = [-1, -1]
-        guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
-            close(fd)
-            throw SourceError.runtime("cannot watch the sources (\(SystemError("pipe2")))")
-        }
-        stopWrite = ends[1]
-        let stopRead = ends[0]
         let core = Core(descriptor: fd, debounce: debounce, onChange: onChange)
         self.core = core
-        let thread = Thread {
-            core.run(stop: stopRead)
+        do {
+            // Events start or extend a quiet period; the poll has a timeout only
+            // while one runs, and once it has lasted `debounce` seconds, `onChange` runs.
+            thread = try PollThread(name: "buzz.watch", watching: [fd], timeout: { core.timeout() }) { ready in
+                if ready[0].revents & Int16(POLLIN) != 0 { core.drain() }
+                core.changeIfQuiet()
+                return .keepWatching
+            } onEnd: { _ in
+                core.close()
+            }
+        } catch {
             close(fd)
-            close(stopRead)
+            throw SourceError.runtime("cannot watch the sources (\(error))")
         }
-        thread.name = "birthdaybuzz.watch"
-        thread.start()
     }
 
     deinit {
-        close(stopWrite)  // the poll thread sees the hang-up, closes the fds and ends
+        stop()
+    }
+
+    /// Ends the watching thread and closes the inotify fd (idempotent): no
+    /// `onChange` runs once this has returned.
+    public func stop() {
+        thread.stop()
     }
 
     /// Replaces the set of watched paths; returns the paths that could not be
@@ -82,7 +88,23 @@ private final class Core: Sendable {
         self.onChange = onChange
     }
 
+    /// Whether the inotify fd is still open (`close()` ends that).
+    private let open = Mutex(true)
+
+    /// Closes the inotify fd, once; `watch` does nothing from then on.
+    func close() {
+        open.withLock { open in
+            if open { _ = Glibc.close(descriptor) }
+            open = false
+        }
+    }
+
     func watch(_ paths: [String]) -> [String] {
+        // Under the lock: `close()` cannot close the fd (and another open reuse its number) meanwhile.
+        open.withLock { open in open ? addWatches(paths) : [] }
+    }
+
+    private func addWatches(_ paths: [String]) -> [String] {
         var filters: [Int32: [String?]] = [:]
         var problems: [String] = []
         func add(_ path: String, name: String?) {
@@ -155,29 +177,21 @@ private final class Core: Sendable {
         state.withLock { $0.lastEvent = Core.monotonic() }
     }
 
-    /// The poll loop: events start or extend a quiet period; once it has lasted
-    /// `debounce` seconds, `onChange` runs. Ends when `stop` hangs up.
-    func run(stop: Int32) {
-        var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
-        while true {
-            var timeout: Int32 = -1
-            if let last = state.withLock({ $0.lastEvent }) {
-                let remaining = debounce - (Core.monotonic() - last)
-                if remaining <= 0 {
-                    state.withLock { $0.lastEvent = nil }
-                    onChange()
-                    continue
-                }
-                timeout = Int32((remaining * 1000).rounded(.up))
-            }
-            if poll(&watched, 2, timeout) < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if watched[1].revents != 0 { return }
-            if watched[0].revents & Int16(POLLIN) != 0 { drain() }
+    /// Milliseconds until the quiet period ends (0: it has), -1 while none runs.
+    func timeout() -> Int32 {
+        guard let last = state.withLock({ $0.lastEvent }) else { return -1 }
+        let remaining = debounce - (Core.monotonic() - last)
+        return remaining <= 0 ? 0 : Int32((remaining * 1000).rounded(.up))
+    }
+
+    /// Runs `onChange` once the quiet period has lasted `debounce` seconds.
+    func changeIfQuiet() {
+        let quiet = state.withLock { state -> Bool in
+            guard let last = state.lastEvent, debounce - (Core.monotonic() - last) <= 0 else { return false }
+            state.lastEvent = nil
+            return true
         }
+        if quiet { onChange() }
     }
 
     private static func monotonic() -> Double {

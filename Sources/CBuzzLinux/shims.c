@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -24,6 +25,10 @@ int CBuzzLinux_posix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t 
     (void)from;
     return ENOSYS;
 #endif
+}
+
+int CBuzzLinux_pthread_setname(const char *_Nonnull name) {
+    return pthread_setname_np(pthread_self(), name);
 }
 
 int CBuzzLinux_timerfd_create(int clockid, int flags) {

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzDaemon
 import BuzzChannels
 import BuzzStore
 import BuzzTestKit

@@ -1,3 +1,4 @@
+import BuzzDaemon
 import BuzzTestKit
 import Foundation
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzDaemon
 import BuzzTestKit
 import Foundation
 import Testing

@@ -23,6 +23,9 @@ int CBuzzLinux_pipe2(int fds[_Nonnull 2], int flags);
 /// ENOSYS where glibc is older.
 int CBuzzLinux_posix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *_Nonnull actions, int from);
 
+/// pthread_setname_np(3) on the calling thread (the kernel keeps 15 bytes).
+int CBuzzLinux_pthread_setname(const char *_Nonnull name);
+
 /// timerfd_create(2).
 int CBuzzLinux_timerfd_create(int clockid, int flags);
 

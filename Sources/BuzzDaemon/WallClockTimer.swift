@@ -10,8 +10,8 @@ import Synchronization
 /// TFD_TIMER_CANCEL_ON_SET`: the kernel fires it at the instant even across a
 /// suspend, and wakes it early when the wall clock jumps (settimeofday, an NTP
 /// step, resume from suspend), so `run` never oversleeps a birthday. The fd is
-/// watched by a thread of the timer's own, blocked in poll(2): no thread of
-/// Swift's cooperative pool is held, and nothing wakes between events.
+/// watched by a thread of the timer's own (`PollThread`), blocked in poll(2):
+/// no thread of Swift's cooperative pool is held, and nothing wakes between events.
 ///
 /// ```swift
 /// let timer = try WallClockTimer()
@@ -23,64 +23,54 @@ import Synchronization
 ///
 /// One waiter at a time (the daemon's loop); `wake()` may be called from anywhere.
 /// It is `run`'s `DaemonClock`; `run --now` shifts it with an `OffsetClock`.
-final class WallClockTimer: DaemonClock {
+public final class WallClockTimer: DaemonClock {
     /// Why `wait(until:)` returned.
-    typealias Wake = ClockWake
+    public typealias Wake = ClockWake
 
     private struct State {
         var waiter: CheckedContinuation<Wake, any Error>?
         /// What came while nobody waited (a `wake()`, or an expiry that beat
         /// the waiter to the lock): the next wait returns it at once.
         var pending: Wake?
+        /// `stop()` closed the timerfd.
+        var closed = false
     }
 
     /// What the fd's event handler shares with the timer (kept apart so that
     /// the handler does not keep the timer alive).
     private final class Shared: Sendable {
         let state = Mutex(State())
+        let expiries = Atomic<Int>(0)
     }
 
     private let descriptor: Int32
     private let shared = Shared()
-    /// The write end of the pipe that stops the poll thread.
-    private let stopWrite: Int32
+    /// The thread blocked in poll(2) on the timerfd.
+    private let watcher: PollThread
 
-    init() throws {
+    public init() throws(DaemonError) {
         let fd = CBuzzLinux_timerfd_create(CLOCK_REALTIME, CBuzzLinux_TFD_CLOEXEC | CBuzzLinux_TFD_NONBLOCK)
         guard fd >= 0 else {
-            throw CLIError.runtime("cannot create the wake-up timer (\(SystemError("timerfd_create")))")
+            throw DaemonError("cannot create the wake-up timer (\(SystemError("timerfd_create")))")
         }
         descriptor = fd
-        var ends: [Int32] = [-1, -1]
-        guard CBuzzLinux_pipe2(&ends, O_CLOEXEC) == 0 else {
-            close(fd)
-            throw CLIError.runtime("cannot make the timer's stop pipe (\(SystemError("pipe2")))")
-        }
-        let stopRead = ends[0]
-        stopWrite = ends[1]
         let shared = shared
-        // A thread of its own blocked in poll(2) on the timerfd and the stop
-        // pipe: nothing runs until one of them has news (no Dispatch source,
-        // whose worker would arm libdispatch's one-second monitor; see DaemonExecutor).
-        let thread = Thread {
-            var watched = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
-            while true {
-                if poll(&watched, 2, -1) < 0 {
-                    if errno == EINTR { continue }
-                    break
-                }
-                if watched[1].revents != 0 { break }  // deinit closed the write end
-                guard watched[0].revents & Int16(POLLIN) != 0 else { continue }
+        // A thread of its own blocked in poll(2) on the timerfd (`PollThread`):
+        // nothing runs until it has news (no Dispatch source, whose worker would
+        // arm libdispatch's one-second monitor; see DaemonExecutor).
+        do {
+            watcher = try PollThread(name: "buzz.timer", watching: [fd]) { ready in
+                guard ready[0].revents & Int16(POLLIN) != 0 else { return .keepWatching }
                 var expirations: UInt64 = 0
                 let count = read(fd, &expirations, MemoryLayout<UInt64>.size)
                 let wake: Wake
                 if count == MemoryLayout<UInt64>.size {
                     wake = .due
+                    shared.expiries.add(1, ordering: .relaxed)
                 } else if count < 0, errno == ECANCELED {
                     wake = .clockChanged
                 } else {
-                    continue  // EAGAIN: re-armed since it became readable
+                    return .keepWatching  // EAGAIN: re-armed since it became readable
                 }
                 let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
                     if let waiter = state.waiter.take() { return waiter }
@@ -88,23 +78,43 @@ final class WallClockTimer: DaemonClock {
                     return nil
                 }
                 waiter?.resume(returning: wake)
+                return .keepWatching
             }
+        } catch {
             close(fd)
-            close(stopRead)
+            throw DaemonError("cannot watch the wake-up timer (\(error))")
         }
-        thread.name = "birthdaybuzz.timer"
-        thread.start()
     }
 
     deinit {
-        close(stopWrite)  // the poll thread sees the hang-up, closes the timerfd and ends
+        stop()
     }
+
+    /// Ends the thread that watches the timer and closes the timer (idempotent).
+    /// A wait still running ends with `CancellationError`, and so does any later one.
+    public func stop() {
+        watcher.stop()
+        let descriptor = descriptor
+        let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
+            if !state.closed { close(descriptor) }
+            state.closed = true
+            return state.waiter.take()
+        }
+        waiter?.resume(throwing: CancellationError())
+    }
+
+    /// How many times the kernel's expiry of the timer woke a wait (for tests:
+    /// a `.due` that came from the timerfd, not from some other wake-up).
+    package var expiryCount: Int { shared.expiries.load(ordering: .relaxed) }
+
+    /// Whether a wait is suspended now (for tests: "the wait has started", without a sleep).
+    package var isWaiting: Bool { shared.state.withLock { $0.waiter != nil } }
 
     /// Waits until `instant` (seconds since 1970; a past instant returns at
     /// once), a wall-clock jump, or `wake()`. With a nil `instant`, only
     /// `wake()` or cancellation end the wait. Throws `CancellationError` when
     /// the task is cancelled.
-    func wait(until instant: Int64?) async throws -> Wake {
+    public func wait(until instant: Int64?) async throws -> Wake {
         while true {
             try Task.checkCancellation()
             shared.state.withLock { state in
@@ -120,7 +130,7 @@ final class WallClockTimer: DaemonClock {
     }
 
     /// Ends the current wait with `.woken`, or the next one if nobody waits now.
-    func wake() {
+    public func wake() {
         let waiter = shared.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
             if let waiter = state.waiter.take() { return waiter }
             state.pending = .woken
@@ -130,12 +140,12 @@ final class WallClockTimer: DaemonClock {
     }
 
     /// The wall clock, in whole seconds since 1970.
-    func now() -> Int64 {
+    public func now() -> Int64 {
         Self.now()
     }
 
     /// The wall clock, in whole seconds since 1970.
-    static func now() -> Int64 {
+    public static func now() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec)
@@ -146,7 +156,7 @@ final class WallClockTimer: DaemonClock {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Wake, any Error>) in
                 let immediate = shared.state.withLock { state -> Result<Wake, any Error>? in
-                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if Task.isCancelled || state.closed { return .failure(CancellationError()) }
                     if let pending = state.pending.take() { return .success(pending) }
                     state.waiter = continuation
                     return nil
@@ -167,8 +177,15 @@ final class WallClockTimer: DaemonClock {
             setting.it_value.tv_sec = max(Int(instant), 1)  // 0 would mean "disarm"
             flags = CBuzzLinux_TFD_TIMER_ABSTIME | CBuzzLinux_TFD_TIMER_CANCEL_ON_SET
         }
-        guard CBuzzLinux_timerfd_settime(descriptor, flags, &setting, nil) == 0 else {
-            throw CLIError.runtime("cannot arm the wake-up timer (\(SystemError("timerfd_settime")))")
+        let descriptor = descriptor
+        // Under the lock, so that `stop()` cannot close the fd (and another open reuse its number) meanwhile.
+        let failure = shared.state.withLock { state -> (any Error)? in
+            if state.closed { return CancellationError() }
+            guard CBuzzLinux_timerfd_settime(descriptor, flags, &setting, nil) == 0 else {
+                return DaemonError("cannot arm the wake-up timer (\(SystemError("timerfd_settime")))")
+            }
+            return nil
         }
+        if let failure { throw failure }
     }
 }
