@@ -161,7 +161,8 @@ let package = Package(
         .testTarget(name: "BuzzCardDAVTests",
                     dependencies: ["BuzzCardDAV", "BuzzSources", "BuzzStore", "BirthdayBuzz", "BuzzTestKit", "CurlSupport"],
                     resources: [.copy("Servers")]),
-        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzTestKit"]),
+        // BuzzStore: the list that some tests check other outputs against, read in process (LibraryList.swift).
+        .testTarget(name: "BuzzCLITests", dependencies: ["BirthdayBuzz", "BuzzStore", "BuzzTestKit"]),
     ]
 )
 

@@ -162,17 +162,7 @@ public struct MessageTemplates: Sendable {
     /// earlier in the list wins over a later one. Every template is compiled
     /// and checked here; nothing is read from disk.
     public init(overrides: [[TemplateOverride]] = [], shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
-        var templates: [String: Compiled] = [:]
-        for (key, text) in shipped.sorted(by: { $0.key < $1.key }) {
-            let file = "templates/\(key).mustache"
-            let parts = key.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
-                  let kind = Kind(rawValue: String(parts[1])) else {
-                throw TemplateError(file: file, line: 0, column: 0,
-                                    message: "not a <locale>/<kind> template name (kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            templates["\(locale)/\(kind.rawValue)"] = try Self.compile(text, kind: kind, file: file)
-        }
+        var templates = shipped == ShippedTemplates.all ? try Self.shippedCompiled.get() : try Self.compileShipped(shipped)
         for folder in overrides.reversed() {
             for (key, compiled) in try Self.compileOverrides(folder) {
                 templates[key] = compiled
@@ -183,6 +173,34 @@ public struct MessageTemplates: Sendable {
                                 message: "missing: every kind needs an English template to fall back to")
         }
         self.templates = templates
+    }
+
+    /// The templates built into the binary, compiled once per process: they never
+    /// change while it runs, and compiling them is most of what a `tick` costs
+    /// before it sends (a process that builds its templates again, `run` after a
+    /// reload, or a test, gets the same result from here).
+    private static let shippedCompiled: Result<[String: Compiled], TemplateError> = {
+        do throws(TemplateError) {
+            return .success(try compileShipped(ShippedTemplates.all))
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    /// `shipped` compiled and checked, by `<locale>/<kind>`.
+    private static func compileShipped(_ shipped: [String: String]) throws(TemplateError) -> [String: Compiled] {
+        var templates: [String: Compiled] = [:]
+        for (key, text) in shipped.sorted(by: { $0.key < $1.key }) {
+            let file = "templates/\(key).mustache"
+            let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let locale = Self.canonicalTag(String(parts[0])),
+                  let kind = Kind(rawValue: String(parts[1])) else {
+                throw TemplateError(file: file, line: 0, column: 0,
+                                    message: "not a <locale>/<kind> template name (kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            templates["\(locale)/\(kind.rawValue)"] = try compile(text, kind: kind, file: file)
+        }
+        return templates
     }
 
     /// The locales that have a template of `kind` (canonical BCP 47 tags), sorted.

@@ -50,6 +50,12 @@ public struct BuzzResult: CustomStringConvertible, Sendable {
     public var stdout: String
     public var stderr: String
 
+    public init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
     public var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 
     /// Lines of stderr, without the empty tail.

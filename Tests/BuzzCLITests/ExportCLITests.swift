@@ -61,17 +61,17 @@ import Testing
     }
 
     /// The next five dates per contact and occasion as `buzz list` gives them,
-    /// asking again the day after each one.
+    /// asking again the day after each one (the list in process: `LibraryList`).
     private func listDates(_ sandbox: Sandbox, from start: LocalDate) async throws -> [String: [String]] {
         var dates: [String: [String]] = [:]
         var askFrom: [String: LocalDate] = [:]  // UID → the day after its last date
         for round in 0..<5 {
             let days: Set<LocalDate> = round == 0 ? [start] : Set(askFrom.values)
             for day in days.sorted() {
-                let rows = try await sandbox.jsonRows(["list", "--json", "--now", day.description])
+                let rows = try LibraryList.entries(sandbox, now: day.description)
                 for row in rows {
-                    guard case .string(let id) = row["contact_id"], case .string(let occasion) = row["occasion"],
-                          case .string(let next) = row["next"] else { continue }
+                    let id = row.contact.id, occasion = row.occasion.rawValue
+                    guard let next = row.next?.date.description else { continue }
                     let key = ICalendarExport.uid(contactID: id, occasion: OccasionKind.named(occasion).map { Occasion($0) } ?? .birthday)
                     guard round == 0 || askFrom[key] == day, dates[key, default: []].count == round else { continue }
                     dates[key, default: []].append(next)

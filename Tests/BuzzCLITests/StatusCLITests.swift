@@ -1,3 +1,4 @@
+import BirthdayBuzz
 import BuzzTestKit
 import Foundation
 import Testing
@@ -40,10 +41,11 @@ import Testing
         let days = ["2027-01-01", "2027-02-27", "2027-02-28", "2027-03-01", "2027-03-13", "2027-03-14", "2027-03-15",
                     "2027-04-20", "2027-06-01", "2027-07-05", "2027-12-31", "2028-02-28", "2028-02-29", "2028-03-01"]
         for day in days {
-            let rows = try await sandbox.jsonRows(["list", "--json", "--now", day])
-                .filter { $0["occasion"] == .string("birthday") && $0["days_until"] != .null }
-            func name(_ row: JSONRow) -> String { if case .string(let n) = row["name"] { return n } else { return "" } }
-            func until(_ row: JSONRow) -> Int { if case .int(let n) = row["days_until"] { return n } else { return -1 } }
+            // The list, in process (what `buzz list --json --now DAY` prints); `status` through the binary.
+            let rows = try LibraryList.entries(sandbox, now: day)
+                .filter { $0.occasion == .birthday && $0.daysUntil != nil }
+            func name(_ row: ListEntry) -> String { row.contact.name }
+            func until(_ row: ListEntry) -> Int { row.daysUntil ?? -1 }
             let expectedToday = rows.filter { until($0) == 0 }.map(name).sorted()
             let later = rows.filter { until($0) > 0 }
             let nearest = later.map(until).min()

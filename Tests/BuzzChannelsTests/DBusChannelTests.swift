@@ -201,10 +201,17 @@ import Testing
         let channel = DBusChannel(name: "desktop", options: options(), timeout: 0.3, environment: bus.environment)
         _ = try await channel.deliverReturningID(reminder(title: "quick"))
 
-        // The server takes 6 s; our 0.3 s timeout gives up long before (the bound is
-        // loose: the whole suite on two cores was once 3.7 s slow to schedule us,
-        // never 6 s).
-        try await bus.replaceNotify(with: "__import__('time').sleep(6); ret = 99")
+        // The server holds the call until the test lets it go (at most 10 s), so only
+        // our 0.3 s timeout can end the wait; the bound is loose (the whole suite on
+        // two cores was once 3.7 s slow to schedule us). No fixed sleep: the server
+        // answers as soon as the release file appears.
+        let release = bus.directory.appendingPathComponent("release-notify").path
+        try await bus.replaceNotify(with: """
+            import os, time
+            deadline = time.time() + 10
+            while not os.path.exists(\(String(reflecting: release))) and time.time() < deadline: time.sleep(0.01)
+            ret = 99
+            """)
         let started = ContinuousClock.now
         let error = try await #require(throws: DeliveryError.self) {
             try await channel.deliver(reminder(title: "slow"))
@@ -212,6 +219,7 @@ import Testing
         #expect(ContinuousClock.now - started < .milliseconds(5500))
         #expect(error.isTemporary)
         #expect(error.message == "desktop: the notification server did not answer within 0.3 s")
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
 
         try await bus.replaceNotify(with: "ret = 42")
         #expect(try await channel.deliverReturningID(reminder(title: "quick again")) == 42)

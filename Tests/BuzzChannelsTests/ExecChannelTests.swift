@@ -203,11 +203,19 @@ struct ExecChannelTests {
     }
 
     @Test func cancellingTheTaskStopsTheProgram() async throws {
+        let sandbox = try Sandbox()
+        let marker = sandbox.path("started")
         let started = ContinuousClock.now
         let task = Task {
-            try await ProgramRunner(arguments: ["/bin/sh", "-c", "sleep 300"], timeout: 400).run()
+            // The program says it has started (a file), then sleeps far longer than the test.
+            try await ProgramRunner(arguments: ["/bin/sh", "-c", ": > \"$0\"; exec sleep 300", marker], timeout: 400).run()
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once it runs: polled, so the wait ends as soon as it has started.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !FileManager.default.fileExists(atPath: marker), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(FileManager.default.fileExists(atPath: marker), "the program never started")
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // Long before the program's own end (generous: the machine may be busy).

@@ -5,7 +5,8 @@ import ServiceLifecycle
 import Testing
 @testable import BuzzCommands
 
-/// No reminder ends in silence: fallback routes and notices, through `buzz tick`
+/// No reminder ends in silence: fallback routes and notices, through tick's pass
+/// run in process (`LibraryTick`; `buzz tick` itself where a kill is the point)
 /// against real servers (an HTTP sink as the route, aiosmtpd or a second sink as
 /// the fallback). Time moves with `--now`; nothing waits for the clock.
 @Suite(.timeLimit(.minutes(3)),
@@ -57,7 +58,7 @@ struct NeverSilentTests {
         let cards = (0..<count).map { VCard.card(uid: "u\($0)", name: "Person \($0)", bday: "1990-03-15") }.joined()
         let file = try sandbox.write("contacts.vcf", cards)
         #expect(try await sandbox.run(["import", file, "--now", "2027-01-01"]).status == 0)
-        #expect(try await sandbox.run(["tick", "--now", "2027-01-02T00:00Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-01-02T00:00Z").status == 0)
         return sandbox
     }
 
@@ -73,11 +74,11 @@ struct NeverSilentTests {
         let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]\nfallback_after = \"2h\"")
         try await route.script([], default: ["status": 500])
         for now in ["2027-03-15T09:00Z", "2027-03-15T10:00Z", "2027-03-15T10:59Z"] {
-            let tick = try await sandbox.run(["tick", "--now", now])
+            let tick = try await LibraryTick.run(sandbox, now: now)
             #expect(tick.status == 1, "retrying: \(tick)")
             #expect(try smtp.messages().isEmpty, "not before the first attempt + 2h (\(now))")
         }
-        let fallback = try await sandbox.run(["tick", "--now", "2027-03-15T11:00Z", "--json"])
+        let fallback = try await LibraryTick.run(sandbox, now: "2027-03-15T11:00Z", json: true)
         #expect(fallback.stdout.contains("\"channel\":\"mail\",\"status\":\"sent\""), "\(fallback)")
         let mail = try smtp.messages()
         #expect(mail.count == 1)
@@ -86,7 +87,7 @@ struct NeverSilentTests {
         try await route.script([], default: ["status": 200])
         let before = try await route.requests().count
         for now in ["2027-03-15T12:00Z", "2027-03-15T18:00Z", "2027-03-16T00:30Z"] {
-            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+            #expect(try await LibraryTick.run(sandbox, now: now).status == 0)
         }
         #expect(try await route.requests().count == before)
         #expect(try smtp.messages().count == 1)
@@ -103,11 +104,11 @@ struct NeverSilentTests {
         let port = try await smtp.start()
         let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]")
         try await route.script([["status": 404, "body": "no such hook"]])
-        let tick = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
+        let tick = try await LibraryTick.run(sandbox, now: "2027-03-15T09:00Z")
         #expect(tick.status == 1, "the route failed: \(tick)")
         #expect(try smtp.messages().count == 1)
         // Delivered by the fallback: not a problem, so no notice follows.
-        _ = try await sandbox.run(["tick", "--now", "2027-03-16T00:30Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2027-03-16T00:30Z")
         #expect(try smtp.messages().count == 1)
         #expect(try await route.requests().count == 1)
     }
@@ -119,7 +120,7 @@ struct NeverSilentTests {
         let port = try await smtp.start()
         let sandbox = try await Self.world(route: base, smtpPort: port, extra: "fallback = [\"mail\"]\nfallback_after = \"1h\"")
         for now in ["2027-03-15T09:00Z", "2027-03-15T11:00Z", "2027-03-15T23:30Z", "2027-03-16T00:30Z"] {
-            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+            #expect(try await LibraryTick.run(sandbox, now: now).status == 0)
         }
         #expect(try await Self.keys(route) == ["u0/0/2027-03-15"])
         #expect(try smtp.messages().isEmpty)
@@ -131,11 +132,11 @@ struct NeverSilentTests {
         let sandbox = try await Self.world(route: base)
         try await route.script([], default: ["status": 500])
         for now in ["2027-03-15T09:00Z", "2027-03-15T15:00Z", "2027-03-15T23:50Z"] {
-            _ = try await sandbox.run(["tick", "--now", now])
+            _ = try await LibraryTick.run(sandbox, now: now)
         }
         #expect(try await Self.keys(route).allSatisfy { $0 == "u0/0/2027-03-15" })
         try await route.script([], default: ["status": 200])  // back after midnight
-        let after = try await sandbox.run(["tick", "--now", "2027-03-16T00:05Z", "--json"])
+        let after = try await LibraryTick.run(sandbox, now: "2027-03-16T00:05Z", json: true)
         #expect(after.status == 1, "the pass recorded a problem: \(after)")
         #expect(after.stdout.contains("\"problems\":1"), "\(after)")
         let notices = try await route.requests().filter { $0.headers["Idempotency-Key"]?.hasPrefix("%notice/") == true }
@@ -143,7 +144,7 @@ struct NeverSilentTests {
         #expect(notices.first?.bodyText?.contains("Person 0") == true, "\(notices)")
         #expect(notices.first?.bodyText?.contains("buzz wish") == true, "\(notices)")
         for now in ["2027-03-16T00:10Z", "2027-03-16T09:00Z", "2027-03-20T09:00Z"] {
-            #expect(try await sandbox.run(["tick", "--now", now]).status == 0)
+            #expect(try await LibraryTick.run(sandbox, now: now).status == 0)
         }
         #expect(try await route.requests().filter { $0.headers["Idempotency-Key"]?.hasPrefix("%notice/") == true }.count == 1)
         // Shown where the user looks for a week: status, the bar, doctor.
@@ -177,16 +178,16 @@ struct NeverSilentTests {
         let cards = (5...9).map { VCard.card(uid: "d\($0)", name: "Day \($0)", bday: "1990-03-0\($0)") }.joined()
         let file = try sandbox.write("contacts.vcf", cards)
         #expect(try await sandbox.run(["import", file, "--now", "2027-03-01"]).status == 0)
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-02T12:00Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-03-02T12:00Z").status == 0)
         // The laptop stays shut until Mar 13: ten reminders (day before and day of) were due meanwhile.
-        let back = try await sandbox.run(["tick", "--now", "2027-03-13T08:00Z", "--json"])
+        let back = try await LibraryTick.run(sandbox, now: "2027-03-13T08:00Z", json: true)
         #expect(back.status == 1, "\(back)")
         let requests = try await route.requests()
         #expect(requests.count == 1, "only the notice: \(requests.map { $0.headers["Idempotency-Key"] ?? "" })")
         let body = requests.first?.bodyText ?? ""
         for day in 5...9 { #expect(body.contains("Day \(day)"), "\(body)") }
         #expect(body.contains("Missed: 10 reminders"), "\(body)")
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-13T09:00Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-03-13T09:00Z").status == 0)
         #expect(try await route.requests().count == 1)
     }
 
@@ -198,17 +199,17 @@ struct NeverSilentTests {
         let sandbox = try await Self.world(route: base, phone: phoneBase, extra: "notices = [\"hook\", \"phone\"]")
         try await route.script([], default: ["status": 404])
         try await phone.script([], default: ["status": 503])
-        let first = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
+        let first = try await LibraryTick.run(sandbox, now: "2027-03-15T09:00Z")
         #expect(first.status == 1)
         // The hook refused the reminder and its notice for good; the phone is down for now.
         #expect(try await route.requests().count == 2)
         #expect(try await Self.keys(phone) == ["%notice/u0/0/2027-03-15"])
-        _ = try await sandbox.run(["tick", "--now", "2027-03-15T09:00:05Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2027-03-15T09:00:05Z")
         #expect(try await phone.requests().count == 1, "not before its retry time")
         try await phone.script([], default: ["status": 200])
-        _ = try await sandbox.run(["tick", "--now", "2027-03-15T10:00Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2027-03-15T10:00Z")
         #expect(try await Self.keys(phone) == ["%notice/u0/0/2027-03-15", "%notice/u0/0/2027-03-15"])
-        _ = try await sandbox.run(["tick", "--now", "2027-03-15T11:00Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2027-03-15T11:00Z")
         #expect(try await phone.requests().count == 2)
         #expect(try await route.requests().count == 2)
     }

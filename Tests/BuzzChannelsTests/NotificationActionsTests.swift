@@ -130,9 +130,11 @@ struct NotificationActionsTests {
         #expect(try sink.messages().count == 1)
 
         // Listening costs no wake-up while nothing happens (poll(2) without a timeout).
-        // Threads that end meanwhile (a channel's, after the click) are no wake-up.
-        try await Task.sleep(for: .seconds(2))
-        let before = daemon.wakeUps()
+        // Threads that end meanwhile (a channel's, after the click) are no wake-up: the
+        // window starts once the threads and their counts have settled (polled, so it
+        // starts as soon as they have). The window itself is the measurement: it spans
+        // several periods of any once-a-second timer.
+        let before = try await daemon.settledWakeUps()
         #expect(!before.isEmpty)  // the counts are read at all
         try await Task.sleep(for: .seconds(3))
         let woken = daemon.wakeUps().filter { thread, count in count != before[thread] }
@@ -190,7 +192,19 @@ struct NotificationActionsTests {
         // "Send wishes" on the snoozed notification.
         try await bus.emitActionInvoked(id: 2, key: "birthdaybuzz-wish")
         #expect(try await sink.waitForMessages(count: 1).count == 1, "\(second.log)")
-        try await Task.sleep(for: .seconds(2.5))  // a second snooze would be due by now
+        // The pass that ran the wish then plans its next wake: a second snooze (or the
+        // snoozed reminder again) would be today, seconds away; nothing is left but
+        // next year's reminder. Read from the log, not waited out on the clock.
+        try await second.waitForLog("wish for ana done (from notification 2)")
+        var afterWish = ""
+        try await Self.waitFor("the next wake after the wish") {
+            let log = second.log
+            guard let wish = log.range(of: "wish for ana done (from notification 2)", options: .backwards) else { return false }
+            afterWish = String(log[wish.upperBound...])
+            return afterWish.contains("next wake ")
+        }
+        let nextWake = afterWish.components(separatedBy: "next wake ").dropFirst().first?.prefix(10) ?? ""
+        #expect(nextWake == "2028-05-10", "\(second.log)")
         #expect(try Self.notifications(bus).count == 2, "\(second.log)")
 
         #expect(kill(second.pid, SIGTERM) == 0)
@@ -273,6 +287,21 @@ struct NotificationActionsTests {
 }
 
 extension DaemonProcess {
+    /// `wakeUps()` once two readings 100 ms apart agree (threads that were ending have
+    /// ended), at most 10 s after the call.
+    func settledWakeUps() async throws -> [String: Int] {
+        var last = wakeUps()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            let now = wakeUps()
+            if now == last { return now }
+            last = now
+        }
+        Issue.record("the daemon's threads did not settle within 10 s: \(last)")
+        return last
+    }
+
     /// Voluntary context switches of each of the daemon's threads so far, by thread
     /// id: unchanged while it is idle (a new thread is a wake-up too).
     func wakeUps() -> [String: Int] {

@@ -55,23 +55,23 @@ import Testing
         // Ben (UTC-05:00) at 23:30 his time: 04:30Z on the 16th; nothing runs until his day has ended.
         #expect(try await sandbox.run(["wish", "Ben", "--at", "23:30", "--now", now]).status == 0)
 
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-14T23:59:59Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-03-14T23:59:59Z").status == 0)
         #expect(try await sink.requests().isEmpty)
-        let tick = try await sandbox.run(["tick", "--json", "--now", "2027-03-15T00:00Z"])
+        let tick = try await LibraryTick.run(sandbox, now: "2027-03-15T00:00Z", json: true)
         #expect(tick.status == 0, "\(tick)")
         let requests = try await sink.requests()
         #expect(requests.count == 1)
         #expect(requests.first?.bodyText?.hasPrefix("to=%2B819012345678&message=") == true, "\(requests)")
         #expect(requests.first?.headers["Idempotency-Key"] == "aiko/wish/2027-03-15")
         // A second tick sends nothing.
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-15T00:05Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-03-15T00:05Z").status == 0)
         #expect(try await sink.requests().count == 1)
         #expect(try await Self.historyStates(sandbox, "Aiko") == ["aiko/wish/2027-03-15 sent"])
 
         // Ben's day ended at 2027-03-16T05:00Z, half an hour after his wish's time (within
         // catch_up) with nothing run since: missed, never sent after his day.
         // (Status 1: the birthday reminders of the 15th were missed too, a problem.)
-        let late = try await sandbox.run(["tick", "--json", "--now", "2027-03-16T05:00:01Z"])
+        let late = try await LibraryTick.run(sandbox, now: "2027-03-16T05:00:01Z", json: true)
         #expect(late.stdout.contains("{\"id\":\"ben/wish/2027-03-15\",\"channel\":\"gateway\",\"status\":\"missed\","
                                      + "\"error\":\"its day ended before it could be sent\""), "\(late)")
         #expect(try await sink.requests().count == 1)
@@ -96,7 +96,7 @@ import Testing
         #expect(cancelled.status == 0 && cancelled.stdout.contains("cancelled the wish"), "\(cancelled)")
         let upcoming = try await sandbox.jsonRows(["upcoming", "--json", "--now", now])
         #expect(!upcoming.contains { $0["occasion"] == .string("wish") })
-        #expect(try await sandbox.run(["tick", "--now", "2027-03-15T00:00Z"]).status == 0)
+        #expect(try await LibraryTick.run(sandbox, now: "2027-03-15T00:00Z").status == 0)
         #expect(try await sink.requests().isEmpty)
 
         // --force: sent now (two days late, a belated wish for 2027), and the one scheduled
@@ -106,7 +106,7 @@ import Testing
         let forced = try await sandbox.run(["wish", "Ben", "--force", "--now", "2027-03-17T12:05Z"])
         #expect(forced.status == 0, "\(forced)")
         #expect(try await DaemonLoopTests.keys(sink) == ["ben/wish/2027-03-15"])
-        _ = try await sandbox.run(["tick", "--now", "2028-03-15T15:00Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2028-03-15T15:00Z")
         #expect(try await DaemonLoopTests.keys(sink) == ["ben/wish/2027-03-15"])
         #expect(try await Self.historyStates(sandbox, "Ben").contains("ben/wish/2028-03-15 skipped"))
 
@@ -123,7 +123,7 @@ import Testing
         #expect(try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-03-16T00:00Z"]).contains { $0["occasion"] == .string("wish") })
         #expect(try await sandbox.run(["set", "Aiko", "--deceased"]).status == 0)
         #expect(!(try await sandbox.jsonRows(["upcoming", "--json", "--now", "2027-03-16T00:00Z"]).contains { $0["occasion"] == .string("wish") }))
-        _ = try await sandbox.run(["tick", "--now", "2028-03-15T00:00Z"])
+        _ = try await LibraryTick.run(sandbox, now: "2028-03-15T00:00Z")
         #expect(try await sink.requests().count == 1)
         #expect(try await Self.historyStates(sandbox, "Aiko").first == "aiko/wish/2028-03-15 skipped")
     }
@@ -148,6 +148,7 @@ import Testing
         let show = try await sandbox.run(["show", "Ben", "--json"])
         #expect(show.stdout.contains("\"time_zone\":\"UTC-05:00\""), "\(show)")
         #expect(try await sandbox.run(["show", "Aiko"]).stdout.contains("time zone:    Asia/Tokyo"))
+        // The console channel prints the reminder on tick's own output: the binary.
         let tick = try await sandbox.run(["tick", "--now", "2027-03-15T09:00Z"])
         #expect(tick.status == 0, "\(tick)")
         let output = tick.stdout + tick.stderr

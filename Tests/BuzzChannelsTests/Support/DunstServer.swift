@@ -42,10 +42,10 @@ final class DunstServer {
     }
 
     func stop() {
-        for process in processes.reversed() where process.isRunning {
+        for process in processes.reversed() where !hasEnded(process) {
             // Children of Foundation's Process inherit a mask that blocks SIGTERM (see PrivateBus).
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            waitForEnd(process)  // not waitUntilExit(): see hasEnded
         }
         processes = []
     }

@@ -153,9 +153,9 @@ final class PrivateBus {
     /// notifications from 1 again; what the old one showed is gone, without a
     /// `NotificationClosed`. Its log goes on in the same file.
     func restartNotificationServer() async throws {
-        if let server = notificationServer, server.isRunning {
+        if let server = notificationServer, !hasEnded(server) {
             kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
+            waitForEnd(server)
         }
         notificationServer = nil
         if logFile != nil { try Data(try log().utf8).write(to: directory.appendingPathComponent("notifications.before-restart.log")) }
@@ -200,11 +200,11 @@ final class PrivateBus {
     }
 
     private func stopProcesses() {
-        for process in [notificationServer, daemon].compactMap({ $0 }) where process.isRunning {
+        for process in [notificationServer, daemon].compactMap({ $0 }) where !hasEnded(process) {
             // Foundation spawns children from a Dispatch worker thread, whose signal mask
             // (blocking SIGTERM) they inherit: `terminate()` would never end them.
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            waitForEnd(process)  // not waitUntilExit(): see hasEnded
         }
         notificationServer = nil
         daemon = nil
