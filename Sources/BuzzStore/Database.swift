@@ -43,9 +43,20 @@ public final class BuzzDatabase: Sendable {
         }
         close(fd)
         var configuration = Configuration()
-        configuration.journalMode = .wal
+        // WAL, set once: SQLite keeps the mode in the file. GRDB's `.wal` would
+        // also make sure of a non-empty -wal file on every open (for its
+        // DatabasePool; we use a queue), which is a write transaction each time
+        // the last connection had checkpointed it away: every `buzz status` of a
+        // status bar wrote to the store.
+        configuration.journalMode = .default
         configuration.busyMode = .timeout(10)
+        let file = path
         configuration.prepareDatabase { db in
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw StoreError("\(file): cannot switch the database to WAL mode")
+                }
+            }
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)")
         }
