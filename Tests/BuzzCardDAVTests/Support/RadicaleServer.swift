@@ -247,11 +247,11 @@ final class LaunchedServer: Sendable {
         // Ended as the kernel sees it, not when Foundation notices: it may notice late
         // (a socket another test's child inherited) and waitUntilExit() would hold a
         // thread of the test pool all that while. SIGTERM (and stdin's end), then SIGKILL.
-        if !RadicaleServer.hasEnded(process) {
+        if !hasEnded(process) {
             process.terminate()
-            if !RadicaleServer.waitForEnd(process, limit: .seconds(2)) {
+            if !waitForEnd(process, limit: .seconds(2)) {
                 kill(process.processIdentifier, SIGKILL)
-                RadicaleServer.waitForEnd(process, limit: .seconds(2))
+                waitForEnd(process, limit: .seconds(2))
             }
         }
         try? FileManager.default.removeItem(at: directory)
@@ -315,25 +315,3 @@ func card(_ uid: String, _ name: String, birthday: String? = "1990-05-17", extra
         + (birthday.map { "BDAY:\($0)\r\n" } ?? "") + extra + "END:VCARD\r\n"
 }
 
-extension RadicaleServer {
-    /// Whether `process` has ended: Foundation says so, or /proc does (a zombie, or gone).
-    static func hasEnded(_ process: Process) -> Bool {
-        guard process.isRunning else { return true }
-        let pid = process.processIdentifier
-        guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-        guard let paren = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: paren)...].dropFirst().first == "Z"
-    }
-
-    /// Polls every 2 ms, at most `limit`, until `process` has ended; true when it has.
-    @discardableResult
-    static func waitForEnd(_ process: Process, limit: Duration) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while !hasEnded(process) {
-            if clock.now >= deadline { return false }
-            usleep(2_000)
-        }
-        return true
-    }
-}

@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 
 /// dunst, a real notification server, on a `PrivateBus` started without

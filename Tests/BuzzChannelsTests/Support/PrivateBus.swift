@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 
 /// A throwaway session bus for one test: `dbus-daemon` on a socket in a fresh

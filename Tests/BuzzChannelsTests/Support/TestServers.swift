@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -88,35 +89,6 @@ private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
     if waitForEnd(process, limit: grace) { return }
     kill(process.processIdentifier, SIGKILL)
     waitForEnd(process, limit: .seconds(2))
-}
-
-/// Whether `process` has ended: Foundation says so, or the kernel does (a zombie
-/// not reaped yet, or no such process any more). Foundation on Linux notices an
-/// exit only when a socket the child inherited closes, and a process another test
-/// spawns at the same moment can inherit and hold that socket
-/// (swift-corelibs-foundation#4795): `isRunning` and `waitUntilExit()` then lag for
-/// as long as that other process lives, and a synchronous wait holds a thread of
-/// the test pool (two on a two-core machine) all that time.
-func hasEnded(_ process: Process) -> Bool {
-    guard process.isRunning else { return true }
-    let pid = process.processIdentifier
-    guard pid > 0 else { return true }
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-    guard let paren = stat.lastIndex(of: ")") else { return false }
-    return stat[stat.index(after: paren)...].dropFirst().first == "Z"
-}
-
-/// Polls (every 2 ms, at most `limit`) until `process` has ended (`hasEnded`);
-/// true when it has. For synchronous stops (a deinit) instead of `waitUntilExit()`.
-@discardableResult
-func waitForEnd(_ process: Process, limit: Duration = .seconds(5)) -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + limit
-    while !hasEnded(process) {
-        if clock.now >= deadline { return false }
-        usleep(2_000)
-    }
-    return true
 }
 
 /// Launches `ServerGate.python <Servers/script> --exit-on-eof arguments…`,
