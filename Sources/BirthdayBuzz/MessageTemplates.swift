@@ -149,7 +149,7 @@ public struct MessageTemplates: Sendable {
     }
 
     /// By `"<canonical locale>/<kind>"`, e.g. `"de-AT/reminder"`.
-    private let templates: [String: Compiled]
+    private let templates: TemplateTable
 
     /// Reminder texts rendered once per (locale, days, age, date), with the names left as holes.
     private let reminderTexts = ReminderTextCache()
@@ -162,30 +162,88 @@ public struct MessageTemplates: Sendable {
     /// earlier in the list wins over a later one. Every template is compiled
     /// and checked here; nothing is read from disk.
     public init(overrides: [[TemplateOverride]] = [], shipped: [String: String] = ShippedTemplates.all) throws(TemplateError) {
-        var templates = shipped == ShippedTemplates.all ? try Self.shippedCompiled.get() : try Self.compileShipped(shipped)
+        var overridden: [String: Compiled] = [:]
         for folder in overrides.reversed() {
             for (key, compiled) in try Self.compileOverrides(folder) {
-                templates[key] = compiled
+                overridden[key] = compiled
             }
         }
-        for kind in Kind.allCases where templates["\(Self.lastResort)/\(kind.rawValue)"] == nil {
+        // The templates built into the binary are compiled when first used, once
+        // per process (`ShippedTable.builtIn`): a `tick` renders one or two of the
+        // ~60, and compiling them all was most of what it cost before it sent
+        // (an empty tick: 43 ms of CPU against `list`'s 9 ms). A test compiles
+        // every one (`MessageTemplatesTests.everyShippedTemplateCompiles`).
+        // Other shipped texts (tests) are compiled and checked here, as overrides are.
+        let table = shipped == ShippedTemplates.all ? ShippedTable.builtIn : ShippedTable(compiled: try Self.compileShipped(shipped))
+        let templates = TemplateTable(shipped: table, overrides: overridden)
+        for kind in Kind.allCases where !templates.contains("\(Self.lastResort)/\(kind.rawValue)") {
             throw TemplateError(file: "templates/\(Self.lastResort)/\(kind.rawValue).mustache", line: 0, column: 0,
                                 message: "missing: every kind needs an English template to fall back to")
         }
         self.templates = templates
     }
 
-    /// The templates built into the binary, compiled once per process: they never
-    /// change while it runs, and compiling them is most of what a `tick` costs
-    /// before it sends (a process that builds its templates again, `run` after a
-    /// reload, or a test, gets the same result from here).
-    private static let shippedCompiled: Result<[String: Compiled], TemplateError> = {
-        do throws(TemplateError) {
-            return .success(try compileShipped(ShippedTemplates.all))
-        } catch {
-            return .failure(error)
+    /// Every shipped template compiled and checked: what a test asks to make sure
+    /// the lazily compiled ones all compile.
+    static func checkShipped() throws(TemplateError) {
+        _ = try compileShipped(ShippedTemplates.all)
+    }
+
+    /// The shipped templates by canonical key: compiled ahead (`compiled`), or
+    /// compiled on first use from their text (`builtIn`), each once per process.
+    final class ShippedTable: Sendable {
+        /// Canonical key → (the shipped key, its text); nil for a table compiled ahead.
+        private let sources: [String: (key: String, text: String)]
+        private let compiled: Mutex<[String: Compiled]>
+
+        init(compiled: [String: Compiled]) {
+            sources = [:]
+            self.compiled = Mutex(compiled)
         }
-    }()
+
+        private init(shipped: [String: String]) {
+            var sources: [String: (key: String, text: String)] = [:]
+            for (key, text) in shipped {
+                let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let locale = MessageTemplates.canonicalTag(String(parts[0])),
+                      let kind = Kind(rawValue: String(parts[1])) else { continue }
+                sources["\(locale)/\(kind.rawValue)"] = (key, text)
+            }
+            self.sources = sources
+            compiled = Mutex([:])
+        }
+
+        /// The templates built into the binary, for every `MessageTemplates` of the process.
+        static let builtIn = ShippedTable(shipped: ShippedTemplates.all)
+
+        var keys: [String] { sources.isEmpty ? compiled.withLock { Array($0.keys) } : Array(sources.keys) }
+
+        func contains(_ key: String) -> Bool {
+            sources.isEmpty ? compiled.withLock { $0[key] != nil } : sources[key] != nil
+        }
+
+        /// The compiled template; nil when there is none for `key` (or, impossible
+        /// for the built-in ones, which the test suite compiles, when it does not compile).
+        subscript(key: String) -> Compiled? {
+            if let done = compiled.withLock({ $0[key] }) { return done }
+            guard let source = sources[key] else { return nil }
+            let kind = Kind(rawValue: String(key.split(separator: "/")[1]))
+            guard let kind, let made = try? MessageTemplates.compile(source.text, kind: kind,
+                                                                     file: "templates/\(source.key).mustache") else { return nil }
+            compiled.withLock { $0[key] = made }
+            return made
+        }
+    }
+
+    /// The overrides (compiled and checked when loaded) over the shipped templates.
+    struct TemplateTable: Sendable {
+        let shipped: ShippedTable
+        let overrides: [String: Compiled]
+
+        func contains(_ key: String) -> Bool { overrides[key] != nil || shipped.contains(key) }
+        subscript(key: String) -> Compiled? { overrides[key] ?? shipped[key] }
+        var keys: Set<String> { Set(overrides.keys).union(shipped.keys) }
+    }
 
     /// `shipped` compiled and checked, by `<locale>/<kind>`.
     private static func compileShipped(_ shipped: [String: String]) throws(TemplateError) -> [String: Compiled] {
@@ -224,7 +282,7 @@ public struct MessageTemplates: Sendable {
     ///
     /// Reminders pass `[general.locale]`; asks pass `[contact LANG, general.locale]`.
     public func resolvedLocale(kind: Kind, preferred: [String]) -> String {
-        for tag in Self.lookupChain(preferred) where templates["\(tag)/\(kind.rawValue)"] != nil {
+        for tag in Self.lookupChain(preferred) where templates.contains("\(tag)/\(kind.rawValue)") {
             return tag
         }
         return Self.lastResort

@@ -6,6 +6,27 @@ import BuzzFiles
 @Suite struct MessageTemplatesTests {
     static let shippedLocales = ["de", "en", "es", "fr"]
 
+    /// The built-in templates are compiled when first used (`ShippedTable.builtIn`):
+    /// each must compile and pass the checks an override passes, and every one is
+    /// found and rendered through the lazy table as through an eager one.
+    @Test func everyShippedTemplateCompiles() throws {
+        try MessageTemplates.checkShipped()
+        let lazy = try MessageTemplates()
+        // Shipped texts other than the built-in ones are compiled ahead, as before.
+        var texts = ShippedTemplates.all
+        texts["en-GB/ask"] = texts["en/ask"]
+        let eager = try MessageTemplates(shipped: texts)
+        #expect(eager.locales(for: .ask).contains("en-GB"))
+        for kind in MessageTemplates.Kind.allCases {
+            #expect(lazy.locales(for: kind) == eager.locales(for: kind).filter { $0 != "en-GB" }, "\(kind)")
+            #expect(!lazy.locales(for: kind).isEmpty, "\(kind)")
+            for locale in lazy.locales(for: kind) {
+                #expect(lazy.source(kind: kind, locale: locale) == eager.source(kind: kind, locale: locale))
+                #expect(lazy.source(kind: kind, locale: locale) == "templates/\(locale)/\(kind.rawValue).mustache")
+            }
+        }
+    }
+
     /// Monday, 15 March 2027.
     static func monday() throws -> LocalDate {
         try #require(LocalDate(year: 2027, month: 3, day: 15))
