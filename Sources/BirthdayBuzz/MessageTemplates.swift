@@ -174,7 +174,8 @@ public struct MessageTemplates: Sendable {
         // (an empty tick: 43 ms of CPU against `list`'s 9 ms). A test compiles
         // every one (`MessageTemplatesTests.everyShippedTemplateCompiles`).
         // Other shipped texts (tests) are compiled and checked here, as overrides are.
-        let table = shipped == ShippedTemplates.all ? ShippedTable.builtIn : ShippedTable(compiled: try Self.compileShipped(shipped))
+        let table = shipped == ShippedTemplates.all ? ShippedTable.builtIn
+            : ShippedTable(shipped: shipped, compiled: try Self.compileShipped(shipped))
         let templates = TemplateTable(shipped: table, overrides: overridden)
         for kind in Kind.allCases where !templates.contains("\(Self.lastResort)/\(kind.rawValue)") {
             throw TemplateError(file: "templates/\(Self.lastResort)/\(kind.rawValue).mustache", line: 0, column: 0,
@@ -189,19 +190,14 @@ public struct MessageTemplates: Sendable {
         _ = try compileShipped(ShippedTemplates.all)
     }
 
-    /// The shipped templates by canonical key: compiled ahead (`compiled`), or
-    /// compiled on first use from their text (`builtIn`), each once per process.
+    /// The shipped templates by canonical key, each compiled once, on first use
+    /// (or ahead, when the caller has compiled them to check them).
     final class ShippedTable: Sendable {
-        /// Canonical key → (the shipped key, its text); nil for a table compiled ahead.
+        /// Canonical key → (the shipped key, its text).
         private let sources: [String: (key: String, text: String)]
         private let compiled: Mutex<[String: Compiled]>
 
-        init(compiled: [String: Compiled]) {
-            sources = [:]
-            self.compiled = Mutex(compiled)
-        }
-
-        private init(shipped: [String: String]) {
+        init(shipped: [String: String], compiled: [String: Compiled] = [:]) {
             var sources: [String: (key: String, text: String)] = [:]
             for (key, text) in shipped {
                 let parts = key.split(separator: "/", omittingEmptySubsequences: false)
@@ -210,26 +206,23 @@ public struct MessageTemplates: Sendable {
                 sources["\(locale)/\(kind.rawValue)"] = (key, text)
             }
             self.sources = sources
-            compiled = Mutex([:])
+            self.compiled = Mutex(compiled)
         }
 
         /// The templates built into the binary, for every `MessageTemplates` of the process.
         static let builtIn = ShippedTable(shipped: ShippedTemplates.all)
 
-        var keys: [String] { sources.isEmpty ? compiled.withLock { Array($0.keys) } : Array(sources.keys) }
+        var keys: Dictionary<String, (key: String, text: String)>.Keys { sources.keys }
 
-        func contains(_ key: String) -> Bool {
-            sources.isEmpty ? compiled.withLock { $0[key] != nil } : sources[key] != nil
-        }
+        func contains(_ key: String) -> Bool { sources[key] != nil }
 
         /// The compiled template; nil when there is none for `key` (or, impossible
         /// for the built-in ones, which the test suite compiles, when it does not compile).
         subscript(key: String) -> Compiled? {
             if let done = compiled.withLock({ $0[key] }) { return done }
-            guard let source = sources[key] else { return nil }
-            let kind = Kind(rawValue: String(key.split(separator: "/")[1]))
-            guard let kind, let made = try? MessageTemplates.compile(source.text, kind: kind,
-                                                                     file: "templates/\(source.key).mustache") else { return nil }
+            guard let source = sources[key], let kind = Kind(rawValue: String(key.split(separator: "/")[1])),
+                  let made = try? MessageTemplates.compile(source.text, kind: kind, file: "templates/\(source.key).mustache")
+            else { return nil }
             compiled.withLock { $0[key] = made }
             return made
         }

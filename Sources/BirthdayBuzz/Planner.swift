@@ -297,7 +297,7 @@ public struct Planner: Sendable {
     public var secondsAfterMidnight: Int
     public var feb29: Feb29Policy
     public var defaultChannels: [String]
-    let config: BuzzConfig
+    private let config: BuzzConfig
     public let clock: WallClock
     /// What each kind's `prepare` made of the files its config table names, by
     /// kind name (the wiring reads them); a kind read from a file without one
@@ -382,11 +382,19 @@ public struct Planner: Sendable {
     /// (docs/design/reminders.md, catch-up): the largest offset in the config plus two days,
     /// which covers a changed `reminders.time` or `general.timezone` (at most
     /// ~26 h), a new or larger offset, and a birthday entered a day late.
-    public var lookback: Int64 {
+    public var lookback: Int64 { lookback(largestOwnOffset: 0) }
+
+    /// The largest offset of any route the config gives (`[reminders]`, groups,
+    /// the other kinds' tables), 0 when none is larger.
+    var largestConfiguredOffset: Int {
         var all = [offsets] + config.groups.compactMap(\.offsets)
         for kind in kinds where kind != .birthday { all.append(config.occasion(kind).offsets) }
-        let largest = all.joined().max() ?? 0
-        return Int64(max(largest, 0) + 2) * 86_400
+        return max(all.joined().max() ?? 0, 0)
+    }
+
+    /// `lookback`, widened for the largest offset a contact set for itself.
+    public func lookback(largestOwnOffset: Int) -> Int64 {
+        Int64(max(largestConfiguredOffset, largestOwnOffset) + 2) * 86_400
     }
 
     /// `lookback`, widened for contacts whose own offsets (`buzz set`) reach further.
@@ -395,7 +403,7 @@ public struct Planner: Sendable {
         for contact in contacts {
             if let own = contact.settings?.offsets?.last, own > largest { largest = own }
         }
-        return max(lookback, Int64(largest + 2) * 86_400)
+        return lookback(largestOwnOffset: largest)
     }
 
     /// Occurrences closer than this are never two of one birthday (a Hebrew or

@@ -37,23 +37,6 @@ public struct DayKeyRanges: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension Planner {
-    /// `lookback`, widened for the largest offset a contact set for itself.
-    public func lookback(largestOwnOffset: Int) -> Int64 {
-        max(lookback, Int64(max(largestOwnOffset, 0) + 2) * 86_400)
-    }
-
-    /// The largest offset any occasion's route can have (config, groups, the
-    /// kinds' tables, and `largestOwnOffset` from `buzz set`).
-    func largestOffset(largestOwnOffset: Int) -> Int {
-        var largest = max(largestOwnOffset, 0)
-        for offset in offsets where offset > largest { largest = offset }
-        for group in config.groups { for offset in group.offsets ?? [] where offset > largest { largest = offset } }
-        for kind in kinds where kind != .birthday {
-            for offset in config.occasion(kind).offsets where offset > largest { largest = offset }
-        }
-        return largest
-    }
-
     /// `upcoming`, reading only the contacts whose dates fall near the window
     /// it looks at: `read(keys)` gives the contacts with a date keyed in `keys`
     /// (and those without keys), or every plannable contact for nil. The answer
@@ -68,7 +51,7 @@ extension Planner {
                          largestOwnOffset: Int,
                          reading read: (DayKeyRanges?) throws -> [PlanningContact]) rethrows -> [PlannedEvent] {
         let today = clock.localDate(at: now)
-        let reach = largestOffset(largestOwnOffset: largestOwnOffset)
+        let reach = max(largestConfiguredOffset, largestOwnOffset)
         // Today and tomorrow (with the offsets' reach) hold a limit of 64 at
         // ~10,000 contacts and more, also once today's reminders have fired
         // (today alone, tried first, read twice at 09:00); smaller books take a
