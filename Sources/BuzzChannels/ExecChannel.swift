@@ -31,10 +31,12 @@ public struct ExecChannel: NotificationChannel {
     /// minimal environment. `configDirectory` is the folder of the config file that
     /// names the program; it must be trusted (`ProgramRunner.checkTrusted(directory:)`)
     /// before anything runs. Nil when the config did not come from a file.
+    /// `parentEnvironment` gives the program its `PATH`, `HOME` and `LANG`.
     public init(name: String, options: Options, timeout: Double, configDirectory: String?,
-                scrubber: SecretScrubber) {
+                scrubber: SecretScrubber, parentEnvironment: [String: String] = ProcessInfo.processInfo.environment) {
         self.name = name
-        self.runner = ProgramRunner(arguments: options.command, extraEnvironment: options.environment, timeout: timeout)
+        self.runner = ProgramRunner(arguments: options.command, extraEnvironment: options.environment, timeout: timeout,
+                                    parentEnvironment: parentEnvironment)
         self.configDirectory = configDirectory
         self.scrubber = scrubber
         // The channel's own `env` table is where plugin tokens live: never show them.
@@ -156,7 +158,8 @@ extension ExecChannel: ChannelType {
 
     public static func make(_ config: ChannelConfig, options: Options, context: ChannelContext) throws -> any NotificationChannel {
         ExecChannel(name: config.name, options: options, timeout: config.timeout,
-                    configDirectory: context.configDirectory, scrubber: context.scrubber)
+                    configDirectory: context.configDirectory, scrubber: context.scrubber,
+                    parentEnvironment: context.environment)
     }
 
     public static func target(of options: Options, environment: [String: String]) -> String {

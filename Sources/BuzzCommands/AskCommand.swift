@@ -54,7 +54,7 @@ struct AskCommand: AsyncParsableCommand {
             }
             if !dryRun, !yes {
                 print("Ask \(targets.count) contact\(targets.count == 1 ? "" : "s"): " + targets.map(\.name).joined(separator: ", "))
-                guard isatty(STDIN_FILENO) == 1 else {
+                guard Invocation.current.inputIsTerminal else {
                     throw CLIError.request("asking \(targets.count) contacts needs --yes when not on a terminal")
                 }
                 print("Send? [y/N] ", terminator: "")

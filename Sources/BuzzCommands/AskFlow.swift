@@ -68,7 +68,7 @@ struct AskFlow {
     func chooseRoute(for contact: Contact, doing verb: String, offerRoutes: Bool = false) throws -> AskPlan.Route {
         let plan = AskPlan(card: contact.card, config: context.config, only: via)
         var routes = plan.routes
-        if offerRoutes, interactive, via == nil, routes.count > 1, !dryRun, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
+        if offerRoutes, interactive, via == nil, routes.count > 1, !dryRun, Invocation.current.inputIsTerminal, Invocation.current.outputIsTerminal {
             let labels = routes.map { "\(Self.how($0))" + ($0.kind == .share ? "" : $0.address.map { " to \($0)" } ?? "") }
             let choice = pickIndex(labels, prompt: "How to reach \(contact.name)?")
             routes = [routes[choice]]
@@ -78,7 +78,7 @@ struct AskFlow {
             throw CLIError.request("\(contact.name): no way to \(verb)\(via.map { " by \($0.rawValue)" } ?? "")" + (reasons.isEmpty ? "" : " (\(reasons))"))
         }
         if route.candidates.count > 1, route.kind != .share {
-            if interactive, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1, !dryRun {
+            if interactive, Invocation.current.inputIsTerminal, Invocation.current.outputIsTerminal, !dryRun {
                 route.address = pick(route.candidates, for: contact.name)
             } else {
                 say("\(contact.name): \(route.candidates.count) \(route.kind == .sms ? "numbers" : "addresses"); using \(route.address ?? "") (\(route.kind == .sms ? "cell first, then preferred" : "preferred first"))")
@@ -199,7 +199,7 @@ struct AskFlow {
 
     /// The clipboard tool of the session: wl-copy under Wayland, xclip under X.
     private func clipboardTool() -> [String]? {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Invocation.current.environment
         let path = environment["PATH"] ?? ProgramRunner.defaultSearchPath
         func find(_ name: String) -> String? { try? ProgramRunner.resolve(name, searchPath: path) }
         if environment["WAYLAND_DISPLAY"] != nil, let tool = find("wl-copy") { return [tool] }
@@ -215,7 +215,7 @@ struct AskFlow {
     /// session bus and the mail client.
     private static func sessionTool(_ arguments: [String], timeout: Double) -> ProgramRunner {
         var runner = ProgramRunner(arguments: arguments, timeout: timeout, outputLimit: 4096)
-        runner.environment = ProcessInfo.processInfo.environment.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        runner.environment = Invocation.current.environment.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         return runner
     }
 

@@ -49,47 +49,71 @@ public struct Buzz: AsyncParsableCommand {
     public static func main() async {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
-        let status: Int32
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // The daemon's async jobs run on its own threads, set up before its first
+        // job: one libdispatch worker would arm a one-second monitor for the rest
+        // of its life (BuzzDaemon's DaemonRuntime.swift). `run(_:)` is
+        // nonisolated, so entering it is already such a job.
+        if isDaemon(arguments) { DaemonExecutor.install() }
+        Foundation.exit(await run(arguments))
+    }
+
+    /// Whether a command line's command is `run`, the daemon (the global
+    /// options and their values before it skipped).
+    public static func isDaemon(_ arguments: [String]) -> Bool {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if ["--config", "--data-dir", "--now"].contains(argument) {
+                index += 2
+            } else if argument.hasPrefix("-") {
+                index += 1
+            } else {
+                return argument == "run"
+            }
+        }
+        return false
+    }
+
+    /// Runs one command line (without the program name) in `Invocation.current`
+    /// and returns the exit status `buzz` exits with. `main` is this plus the
+    /// process's umask, SIGPIPE and `exit`; other callers (the tests) bind their
+    /// own invocation and leave the process as it is. `run` (the daemon) installs
+    /// its own executor, so it belongs in a process of its own.
+    public static func run(_ arguments: [String]) async -> Int32 {
         do {
-            if let request = SendRequest(arguments: Array(CommandLine.arguments.dropFirst())) {
+            if let request = SendRequest(arguments: arguments) {
                 // `buzz send …` in its plain form skips argument-parser's reflection
                 // over every command (SendFastPath.swift); anything else, help and
                 // usage errors included, goes the normal way.
                 try await request.run()
-            } else if let plain = StatusCommand.fastPath(Array(CommandLine.arguments.dropFirst()))
-                        ?? UpcomingCommand.fastPath(Array(CommandLine.arguments.dropFirst())) {
+            } else if let plain = StatusCommand.fastPath(arguments) ?? UpcomingCommand.fastPath(arguments) {
                 // `buzz status`, as a status bar runs it, and `buzz upcoming`: the same shortcut.
                 try plain()
             } else {
-                var command = try parseAsRoot()
-                // The daemon's async jobs run on its own threads, set up before
-                // its first job: one libdispatch worker would arm a one-second
-                // monitor for the rest of its life (BuzzDaemon's DaemonRuntime.swift).
-                if command is RunCommand { DaemonExecutor.install() }
+                var command = try parseAsRoot(arguments)
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
                 } else {
                     try command.run()
                 }
             }
-            status = 0
+            return 0
         } catch let error as CLIError {
             printError(error.message)
-            status = error.status
+            return error.status
         } catch let error as ExitCode {
-            status = error.rawValue
+            return error.rawValue
         } catch {
             let code = exitCode(for: error).rawValue
             let message = fullMessage(for: error)
             if code == 0 {
                 print(message)
-                status = 0
-            } else {
-                if !message.isEmpty { printError(oneLine(message)) }
-                status = code == ExitCode.validationFailure.rawValue ? 2 : (code == 1 ? 1 : code)
+                return 0
             }
+            if !message.isEmpty { printError(oneLine(message)) }
+            return code == ExitCode.validationFailure.rawValue ? 2 : (code == 1 ? 1 : code)
         }
-        Foundation.exit(status)
     }
 }
 
@@ -138,9 +162,9 @@ struct CLIError: Error {
 
 /// One line on stderr, whatever the message quotes (`OneLine.escaped`: docs/design/command-line.md).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("buzz: " + OneLine.escaped(message) + "\n").utf8))
+    Invocation.current.writeError("buzz: " + OneLine.escaped(message) + "\n")
 }
 
 func printWarning(_ message: String) {
-    FileHandle.standardError.write(Data((OneLine.escaped(message) + "\n").utf8))
+    Invocation.current.writeError(OneLine.escaped(message) + "\n")
 }

@@ -16,8 +16,11 @@ struct ChannelWiring {
     var channelContext: ChannelContext {
         let directory = context.configFileExists ? BuzzDatabase.parentFolder(of: context.configPath) : nil
         var channelContext = ChannelContext(environment: context.environment, configDirectory: directory, scrubber: scrubber)
+        let invocation = Invocation.current
         if consoleToStandardError {
-            channelContext.consoleOutput = { FileHandle.standardError.write(Data($0.utf8)) }
+            channelContext.consoleOutput = { text in invocation.writeError(text) }
+        } else {
+            channelContext.consoleOutput = { text in invocation.writeNow(text) }
         }
         channelContext.notificationActions = notificationActions
         return channelContext

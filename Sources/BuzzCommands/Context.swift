@@ -34,8 +34,7 @@ struct Context {
             // relative plugin paths and the permission checks, and `cfg.toml` has
             // no folder part of its own.
             guard !named.hasPrefix("/") else { return (named, true) }
-            let here = FileManager.default.currentDirectoryPath
-            return (((here.hasSuffix("/") ? here : here + "/") + named as NSString).standardizingPath, true)
+            return (Invocation.current.absolute(named), true)
         }
         return (defaultConfigPath(environment: environment), false)
     }
@@ -52,13 +51,13 @@ struct Context {
     }
 
     /// - Parameter environment: the process's, or a test's own (the daemon's loop run in-process).
-    init(_ options: GlobalSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    init(_ options: GlobalSettings, environment: [String: String] = Invocation.current.environment) throws {
         self.environment = environment
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let resolved = Context.configPath(options, environment: environment)
         configPath = resolved.path
         let explicitConfig = resolved.explicit ? resolved.path : nil
-        let systemZone = TimeZone.current
+        let systemZone = Invocation.current.systemTimeZone
         if FileManager.default.fileExists(atPath: configPath) {
             configFileExists = true
             let text: String
@@ -95,8 +94,8 @@ struct Context {
             throw CLIError.request("--data-dir is empty: name a folder (default: $XDG_DATA_HOME/birthdaybuzz)")
         }
         let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
-        dataDirectory = options.dataDir ?? environment["BUZZ_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? dataHome + "/birthdaybuzz"
+        dataDirectory = Invocation.current.absolute(options.dataDir ?? environment["BUZZ_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? dataHome + "/birthdaybuzz")
     }
 
     /// Where user template overrides live: `templates/` next to the config file,

@@ -57,7 +57,7 @@ struct DigestCommand: AsyncParsableCommand {
             return
         }
         let report = try await runtime {
-            try await BlockingExecutor().run {
+            try await BlockingExecutor.commands.run {
                 try await wiring.digests.sendNow(named: name, contacts: contacts, missingCount: missing, now: now)
             }
         }

@@ -33,7 +33,7 @@ struct ExportICSCommand: ParsableCommand {
         let store = try context.openStore()
         let text = try ICSExport.render(context: context, store: store)
         guard let output else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            Invocation.current.write(text)
             return
         }
         try AtomicFile.write(text, to: ICSExport.expand(output, context: context), what: "the calendar", mode: 0o644)

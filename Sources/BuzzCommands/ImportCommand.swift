@@ -26,7 +26,7 @@ struct ImportCommand: ParsableCommand {
         let context = try Context(root.global)
         // Check every input before writing anything: a wrong path changes nothing.
         var sources: [PathSource] = []
-        for source in try paths.map({ path in try sourceCall { try PathSource(path: path, today: context.today) } })
+        for source in try paths.map({ path in try sourceCall { try PathSource(path: path, today: context.today, directory: Invocation.current.directory) } })
         where !sources.contains(where: { $0.id == source.id }) {
             sources.append(source)
         }
@@ -85,7 +85,8 @@ final class ImportProgress {
     private let start: Date
     private var lastDraw = Date.distantPast
     private var shown = false
-    private let enabled = isatty(STDERR_FILENO) == 1
+    private let invocation = Invocation.current
+    private var enabled: Bool { invocation.errorIsTerminal }
 
     /// `start`: when the wait began (the bar shows once it passes a second).
     init(totalBytes: Int, label: String = "importing", start: Date = Date()) {
@@ -105,10 +106,10 @@ final class ImportProgress {
         let width = 30
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(Int(fraction * 100))%".utf8))
+        invocation.writeError("\r\(label) [\(bar)] \(Int(fraction * 100))%")
     }
 
     func finish() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown { invocation.writeError("\r\u{1B}[K") }
     }
 }

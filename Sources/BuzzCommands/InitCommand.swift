@@ -14,14 +14,14 @@ struct InitCommand: ParsableCommand {
     var force = false
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Invocation.current.environment
         let path = Context.configPath(root.global.settings, environment: environment).path
         if FileManager.default.fileExists(atPath: path), !force {
             throw CLIError.request("\(path) already exists; edit it, or run `buzz init --force` to replace it")
         }
         var text = ExampleConfig.text
-        if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
-            let systemZone = TimeZone.current.identifier
+        if Invocation.current.inputIsTerminal, Invocation.current.outputIsTerminal {
+            let systemZone = Invocation.current.systemTimeZone.identifier
             let zone = ask("Time zone for reminders", default: systemZone) { TimeZone(identifier: $0) != nil }
             let locale = ask("Language for messages", default: ValueFormats.localeFromEnvironment(environment)) {
                 ValueFormats.bcp47(fromPOSIX: $0) != nil

@@ -29,7 +29,7 @@ struct RunCommand: AsyncParsableCommand {
     @ParentCommand var root: Buzz
 
     func run() async throws {
-        let logger = try daemonLogger(environment: ProcessInfo.processInfo.environment)
+        let logger = try daemonLogger(environment: Invocation.current.environment)
         // Everything that can be wrong with the request fails here, before any
         // state is touched: a broken config or template (2), another run (2).
         let context = try Context(root.global)

@@ -78,7 +78,7 @@ struct TickCommand: AsyncParsableCommand {
         let dryRun = dryRun
         let report = try await runtime {
             // Reminders, then the digests (`[digests.NAME]`), in one report.
-            try await BlockingExecutor().run { try await wiring.pass(contacts: contacts, store: store, now: now, dryRun: dryRun) }
+            try await BlockingExecutor.commands.run { try await wiring.pass(contacts: contacts, store: store, now: now, dryRun: dryRun) }
         }
         await wiring.shutdown()
         if json {
@@ -93,6 +93,14 @@ struct TickCommand: AsyncParsableCommand {
         }
         if !dryRun, report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
     }
+}
+
+extension BlockingExecutor {
+    /// The threads `tick` and `digest` deliver on, made on first use and kept for
+    /// the process's life (a `BlockingExecutor`'s threads never end). Four, so
+    /// that runs sharing one process (the tests') do not queue behind one
+    /// another's blocking transfers; the one-off process uses one of them.
+    static let commands = BlockingExecutor(name: "birthdaybuzz.deliver", threads: 4)
 }
 
 extension DispatchReport {

@@ -14,9 +14,12 @@ public struct PathSource: ContactSourceType {
     let files: CardFiles
 
     /// Checks the path now: a missing file, an empty folder or a file that is
-    /// not a vCard or Google CSV is an error before anything is written.
-    public init(path: String, today: LocalDate?) throws {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+    /// not a vCard or Google CSV is an error before anything is written. A
+    /// relative `path` starts from `directory` (the working directory when nil);
+    /// messages show it as given.
+    public init(path: String, today: LocalDate?, directory: String? = nil) throws {
+        let base = directory.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let absolute = URL(fileURLWithPath: path, relativeTo: path.hasPrefix("/") ? nil : base).standardizedFileURL.path
         id = absolute
         label = path
         var info = stat()

@@ -1,4 +1,6 @@
+import BuzzCommands
 import Foundation
+import Synchronization
 import Testing
 
 /// Where the `buzz` executable under test is: `BUZZ_BIN`, else next to this
@@ -116,11 +118,42 @@ public final class Sandbox: Sendable {
     }
 
     /// Runs `buzz --data-dir <sandbox data> ARGS` (unless `dataDir` is false)
-    /// in the sandbox, with `stdin` as its standard input (else /dev/null).
-    /// `overrides` changes the child's environment (nil removes a variable).
+    /// in the sandbox, with `stdin` as its standard input (else an empty one).
+    /// `overrides` changes the command's environment (nil removes a variable).
+    ///
+    /// The command runs in this process (`Buzz.run` with the sandbox's
+    /// `Invocation`: its environment, directory, input and outputs), as the
+    /// executable would run it but without starting one. `process: true` starts
+    /// the `buzz` executable instead, for what only a process shows: the umask
+    /// and modes of what it creates, signals, `exit`, a second process's view.
+    /// `run`, the daemon, always gets a process (it installs its own executor).
     public func run(_ arguments: [String], stdin: String? = nil, dataDir useDataDir: Bool = true,
-             environment overrides: [String: String?] = [:],
+             environment overrides: [String: String?] = [:], process: Bool = false,
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> BuzzResult {
+        let fullArguments = (useDataDir ? ["--data-dir", dataDir] : []) + arguments
+        var childEnvironment = environment
+        for (key, value) in overrides { childEnvironment[key] = value }
+        guard process || Buzz.isDaemon(arguments) else {
+            let out = Collected(), err = Collected()
+            let invocation = Invocation(environment: childEnvironment, directory: root, input: InputLines(stdin ?? ""),
+                                        output: out.append, errorOutput: err.append)
+            let status = await RunThread.run {
+                await Invocation.$current.withValue(invocation) { await Buzz.run(fullArguments) }
+            }
+            return BuzzResult(status: status, stdout: out.text, stderr: err.text)
+        }
+        return try await spawn(fullArguments, stdin: stdin, environment: childEnvironment, sourceLocation: sourceLocation)
+    }
+
+    /// What a command wrote to one output.
+    private final class Collected: Sendable {
+        private let buffer = Mutex("")
+        var text: String { buffer.withLock { $0 } }
+        func append(_ text: String) { buffer.withLock { $0 += text } }
+    }
+
+    private func spawn(_ arguments: [String], stdin: String?, environment childEnvironment: [String: String],
+                       sourceLocation: SourceLocation) async throws -> BuzzResult {
         let binary = try #require(BuzzBinary.path, """
             buzz binary not found: build it (swift build --product buzz) or set BUZZ_BIN
             """, sourceLocation: sourceLocation)
@@ -143,9 +176,7 @@ public final class Sandbox: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = (useDataDir ? ["--data-dir", dataDir] : []) + arguments
-        var childEnvironment = environment
-        for (key, value) in overrides { childEnvironment[key] = value }
+        process.arguments = arguments
         process.environment = childEnvironment
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         process.standardInput = inHandle

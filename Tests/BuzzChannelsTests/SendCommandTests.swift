@@ -56,7 +56,8 @@ import Testing
     }
 
     /// Webhooks go through the proxy the environment names (libcurl's variables), and
-    /// straight to the server without one.
+    /// straight to the server without one. In processes of their own: libcurl reads
+    /// those variables from the process's environment, not from the command's.
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
     func webhooksHonourTheProxyEnvironment() async throws {
         let sink = HTTPSink()
@@ -67,11 +68,11 @@ import Testing
         try sandbox.writeConfig("[channels.hook]\ntype = \"webhook\"\nurl = \"\(base.absoluteString)/hook\"\n")
         chmod(sandbox.configPath, 0o600)
         let proxied = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false,
-                                            environment: ["http_proxy": proxyBase.absoluteString])
+                                            environment: ["http_proxy": proxyBase.absoluteString], process: true)
         #expect(proxied.status == 0, "\(proxied)")
         #expect(try await proxy.requests().map(\.path) == [base.absoluteString + "/hook"])  // absolute form: a proxy request
         #expect(try await sink.requests().isEmpty)
-        let direct = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
+        let direct = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false, process: true)
         #expect(direct.status == 0, "\(direct)")
         #expect(try await sink.requests().map(\.path) == ["/hook"])
         #expect(try await proxy.requests().count == 1)
