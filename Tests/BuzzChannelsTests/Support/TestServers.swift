@@ -26,8 +26,9 @@ struct TestServerError: Error, CustomStringConvertible {
 // MARK: - Process
 
 /// One running Python sink. Killed by `stop()` or on deinit; it also exits by
-/// itself when the test process dies (it is started with `--exit-on-eof` and
-/// we hold the write end of its stdin).
+/// itself when the test process dies (started by `SinkStarter`, it dies with
+/// the starter, which ends at the end of its stdin; started on its own, it has
+/// `--exit-on-eof` and we hold the write end of its stdin).
 final class ServerProcess: Sendable {
     /// Script name, e.g. "http_sink.py", for messages.
     let name: String
@@ -36,18 +37,43 @@ final class ServerProcess: Sendable {
     /// Folder of the server's stdout/stderr files; removed by `stop()`.
     let directory: URL
 
-    private struct Running {
-        var process: Process?
-        var stdin: FileHandle?
+    /// The server as a `Process` of ours, or as a child of the starter (a pid).
+    enum Handle: Sendable {
+        case process(Process, stdin: FileHandle)
+        case forked(pid_t)
+
+        var processIdentifier: Int32 {
+            switch self {
+            case .process(let process, _): process.processIdentifier
+            case .forked(let pid): pid
+            }
+        }
+
+        var isRunning: Bool {
+            switch self {
+            case .process(let process, _): process.isRunning
+            case .forked(let pid): !hasEnded(pid: pid)
+            }
+        }
+
+        func stop() {
+            switch self {
+            case .process(let process, let stdin):
+                try? stdin.close()
+                terminate(process)
+            case .forked(let pid):
+                terminate(pid: pid)
+            }
+        }
     }
 
-    private let running: Mutex<Running>
+    private let running: Mutex<Handle?>
 
-    fileprivate init(name: String, port: Int, directory: URL, process: Process, stdin: FileHandle) {
+    fileprivate init(name: String, port: Int, directory: URL, handle: Handle) {
         self.name = name
         self.port = port
         self.directory = directory
-        self.running = Mutex(Running(process: process, stdin: stdin))
+        self.running = Mutex(handle)
     }
 
     deinit {
@@ -55,11 +81,11 @@ final class ServerProcess: Sendable {
     }
 
     var processIdentifier: Int32? {
-        running.withLock { $0.process?.processIdentifier }
+        running.withLock { $0?.processIdentifier }
     }
 
     var isRunning: Bool {
-        running.withLock { $0.process?.isRunning ?? false }
+        running.withLock { $0?.isRunning ?? false }
     }
 
     /// What the server wrote to stderr so far.
@@ -69,14 +95,11 @@ final class ServerProcess: Sendable {
 
     /// SIGTERM, wait up to 2 s, then SIGKILL. Idempotent.
     func stop() {
-        let (process, stdin) = running.withLock { state -> (Process?, FileHandle?) in
-            defer { state = Running() }
-            return (state.process, state.stdin)
+        let handle = running.withLock { handle -> Handle? in
+            defer { handle = nil }
+            return handle
         }
-        try? stdin?.close()
-        if let process {
-            terminate(process)
-        }
+        handle?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -91,10 +114,96 @@ private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
     waitForEnd(process, limit: .seconds(2))
 }
 
-/// Launches `ServerGate.python <Servers/script> --exit-on-eof arguments…`,
-/// waits (up to `timeout`) for `READY <port>` on its stdout and returns the
-/// running server. Throws "<script> did not start: <stderr>" when the process
-/// exits, prints something else, or stays silent too long.
+/// The same for a child of the starter (the kernel reaps it: it is gone once ended).
+private func terminate(pid: pid_t, grace: Duration = .seconds(2)) {
+    func waitForEnd(_ limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !hasEnded(pid: pid) {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+    guard !hasEnded(pid: pid) else { return }
+    kill(pid, SIGTERM)
+    if waitForEnd(grace) { return }
+    kill(pid, SIGKILL)
+    _ = waitForEnd(.seconds(2))
+}
+
+/// Whether a process not ours to wait for has ended: gone from /proc, or a zombie.
+private func hasEnded(pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    guard let paren = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(after: paren)...].dropFirst().first == "Z"
+}
+
+/// `sink_starter.py`, one per test process, started on first use: it imports
+/// what the sinks need once and forks each sink from there, which takes a few
+/// milliseconds of CPU instead of the 0.1-0.2 s a fresh `python3 sink.py`
+/// spends importing (a whole suite starts about 150 sinks).
+private final class SinkStarter: Sendable {
+    private let process: Process
+    private let stdin: Mutex<FileHandle>
+
+    private init(process: Process, stdin: FileHandle) {
+        self.process = process
+        self.stdin = Mutex(stdin)
+    }
+
+    /// The process's starter; nil when it cannot run (then sinks start on their own).
+    static var shared: SinkStarter? {
+        instance.withLock { instance in
+            if let running = instance, running.process.isRunning { return running }
+            instance = start()
+            return instance
+        }
+    }
+
+    private static let instance = Mutex<SinkStarter?>(nil)
+
+    private static func start() -> SinkStarter? {
+        let script = ServerGate.serversDirectory.appendingPathComponent("sink_starter.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerGate.python)
+        process.arguments = [script.path]
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        // Its own complaints (a bad request line) go where the test run's go.
+        process.standardError = FileHandle.standardError
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONUNBUFFERED"] = "1"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            return nil
+        }
+        return SinkStarter(process: process, stdin: stdin.fileHandleForWriting)
+    }
+
+    /// Asks for `script arguments…` with its outputs in `directory`; false when
+    /// the starter is gone.
+    func start(_ script: URL, arguments: [String], directory: URL) -> Bool {
+        let request: [String: Any] = [
+            "script": script.path, "args": arguments, "directory": directory.path,
+            "stdout": directory.appendingPathComponent("stdout").path,
+            "stderr": directory.appendingPathComponent("stderr").path,
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: request) else { return false }
+        return stdin.withLock { handle in
+            (try? handle.write(contentsOf: data + Data("\n".utf8))) != nil
+        }
+    }
+}
+
+/// Starts `<Servers/script> arguments…` through the `SinkStarter` (else as
+/// `ServerGate.python <script> --exit-on-eof arguments…`), waits (up to
+/// `timeout`) for `READY <port>` on its stdout and returns the running server.
+/// Throws "<script> did not start: <stderr>" when the process exits, prints
+/// something else, or stays silent too long.
 ///
 /// stdout and stderr go to files in a fresh temp folder (no pipe can fill up
 /// and block the server); the folder goes away with `stop()`.
@@ -124,30 +233,55 @@ func startProcess(
         throw TestServerError(description: "\(script) did not start: no such file \(scriptURL.path)")
     }
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: ServerGate.python)
-    process.arguments = [scriptURL.path, "--exit-on-eof"] + arguments
-    process.currentDirectoryURL = directory
-    let stdin = Pipe()
-    let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-    process.standardInput = stdin
-    process.standardOutput = stdoutHandle
-    process.standardError = stderrHandle
-    var environment = ProcessInfo.processInfo.environment
-    environment["PYTHONUNBUFFERED"] = "1"
-    environment["PYTHONDONTWRITEBYTECODE"] = "1"
-    process.environment = environment
-    do {
-        try process.run()
-    } catch {
-        try? fileManager.removeItem(at: directory)
-        throw TestServerError(description: "\(script) did not start: \(error)")
+    let handle: ServerProcess.Handle
+    if let starter = SinkStarter.shared, starter.start(scriptURL, arguments: arguments, directory: directory) {
+        // The child writes its pid before it runs the script.
+        let pidURL = directory.appendingPathComponent("pid")
+        let deadline = ContinuousClock.now + timeout
+        var pid: pid_t?
+        while pid == nil {
+            let text = (try? String(contentsOf: pidURL, encoding: .utf8)) ?? ""
+            if text.hasSuffix("\n"), let value = pid_t(text.dropLast()) {
+                pid = value
+            } else if ContinuousClock.now >= deadline {
+                try? fileManager.removeItem(at: directory)
+                throw failure("the sink starter did not start it within \(timeout)")
+            } else {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        handle = .forked(pid ?? 0)
+    } else {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerGate.python)
+        process.arguments = [scriptURL.path, "--exit-on-eof"] + arguments
+        process.currentDirectoryURL = directory
+        let stdin = Pipe()
+        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
+        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
+        process.standardInput = stdin
+        process.standardOutput = stdoutHandle
+        process.standardError = stderrHandle
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONUNBUFFERED"] = "1"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            try? fileManager.removeItem(at: directory)
+            throw TestServerError(description: "\(script) did not start: \(error)")
+        }
+        // The child has its own copies now (Process already closed the read end
+        // of the stdin pipe).
+        try? stdoutHandle.close()
+        try? stderrHandle.close()
+        handle = .process(process, stdin: stdin.fileHandleForWriting)
     }
-    // The child has its own copies now (Process already closed the read end
-    // of the stdin pipe).
-    try? stdoutHandle.close()
-    try? stderrHandle.close()
+    func stop() {
+        handle.stop()
+        try? fileManager.removeItem(at: directory)
+    }
 
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
@@ -157,29 +291,23 @@ func startProcess(
            output.contains("\n") {
             let parts = line.split(separator: " ")
             if parts.count == 2, parts[0] == "READY", let port = Int(parts[1]), port > 0 {
-                return ServerProcess(name: script, port: port, directory: directory,
-                                     process: process, stdin: stdin.fileHandleForWriting)
+                return ServerProcess(name: script, port: port, directory: directory, handle: handle)
             }
             let error = failure("unexpected output \(String(line).debugDescription)")
-            try? stdin.fileHandleForWriting.close()
-            terminate(process)
-            try? fileManager.removeItem(at: directory)
+            stop()
             throw error
         }
-        if !process.isRunning {
-            let error = failure("exited with status \(process.terminationStatus) before READY")
-            try? stdin.fileHandleForWriting.close()
-            try? fileManager.removeItem(at: directory)
+        if !handle.isRunning {
+            let error = failure("exited before READY")
+            stop()
             throw error
         }
         if clock.now >= deadline {
             let error = failure("no READY line within \(timeout)")
-            try? stdin.fileHandleForWriting.close()
-            terminate(process)
-            try? fileManager.removeItem(at: directory)
+            stop()
             throw error
         }
-        try await Task.sleep(for: .milliseconds(10))
+        try await Task.sleep(for: .milliseconds(5))
     }
 }
 
