@@ -65,3 +65,11 @@ final class RunThread: TaskExecutor, @unchecked Sendable {
         return await withTaskExecutorPreference(executor) { await body() }
     }
 }
+
+/// Runs `body`, which blocks its thread (a source's `read`, a write-back), on a
+/// thread of its own and waits for it without holding one of the cooperative
+/// pool's: that pool is as wide as the cores, and the work such a call waits
+/// for may need a thread of it (a CardDAV read's next batch is its own task).
+public func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await RunThread.run { Result { try body() } }.get()
+}

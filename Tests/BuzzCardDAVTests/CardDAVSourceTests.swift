@@ -207,8 +207,10 @@ struct CardDAVSourceTests {
         defer { CardDAVSource.afterFetchForWrite.withLock { $0 = nil } }
         let store = try BuzzDatabase(directory: sandbox.dataDir)
         try await server.clearRequests()
-        try source.writeBirthday(Birthday(month: 6, day: 7, year: 1990), contactID: "ann", store: store,
-                                 now: 1_800_000_000, includeByDefault: true)
+        try await onThreadOfItsOwn {
+            try source.writeBirthday(Birthday(month: 6, day: 7, year: 1990), contactID: "ann", store: store,
+                                     now: 1_800_000_000, includeByDefault: true)
+        }
         let asked = try await server.requests().map(\.summary)
         // GET, (the phone's edit: PUT, GET), our PUT refused, GET again, PUT.
         #expect(asked.filter { $0.hasPrefix("PUT") || $0.hasPrefix("GET") }.suffix(3)
@@ -241,14 +243,18 @@ struct CardDAVSourceTests {
                                                                  password: .environment("DAV_PASSWORD")),
                                    context: SourceContext(environment: ["DAV_PASSWORD": server.password], configDirectory: nil))
         let emitted = Mutex(0)
-        let outcome = try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        let outcome = try await onThreadOfItsOwn {
+            try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        }
         #expect(outcome.coverage == .changes(removed: []))
         #expect(outcome.state == mangled)
         #expect(emitted.withLock { $0 } == 0)
 
         // A changed card: the stored lines are read (here: found unreadable, so it starts over with everything).
         try await server.putCard("contacts", "bob.vcf", card("bob", "Bob Ray", birthday: "1985-01-02"))
-        let next = try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        let next = try await onThreadOfItsOwn {
+            try source.read(previousState: mangled, full: true, bytesRead: { _ in }) { _, _ in emitted.withLock { $0 += 1 } }
+        }
         #expect(next.coverage == .complete)
         #expect(emitted.withLock { $0 } == 4)
     }

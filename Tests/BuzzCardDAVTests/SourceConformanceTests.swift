@@ -144,7 +144,12 @@ enum SourceFixtures {
             }
         }
 
-        func sync() async throws -> SourceConformance.SyncResult { try sync(source) }
+        func sync() async throws -> SourceConformance.SyncResult {
+            // The fixture is used by one test at a time; the thread only borrows it.
+            nonisolated(unsafe) let fixture = self
+            let source = source
+            return try await onThreadOfItsOwn { try fixture.sync(source) }
+        }
 
         func stop() async { removeFiles() }
     }
@@ -184,7 +189,12 @@ enum SourceFixtures {
             try written.withLock { $0 }.write(toFile: path, atomically: true, encoding: .utf8)
         }
 
-        func sync() async throws -> SourceConformance.SyncResult { try sync(source) }
+        func sync() async throws -> SourceConformance.SyncResult {
+            // The fixture is used by one test at a time; the thread only borrows it.
+            nonisolated(unsafe) let fixture = self
+            let source = source
+            return try await onThreadOfItsOwn { try fixture.sync(source) }
+        }
 
         func stop() async { removeFiles() }
     }
@@ -244,7 +254,9 @@ enum SourceFixtures {
         }
 
         func sync() async throws -> SourceConformance.SyncResult {
-            try sync(state.withLock { $0.serverDown } ? down : source)
+            let source = state.withLock { $0.serverDown } ? down : self.source
+            nonisolated(unsafe) let fixture = self
+            return try await onThreadOfItsOwn { try fixture.sync(source) }
         }
 
         func stop() async {

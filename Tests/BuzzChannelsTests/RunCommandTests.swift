@@ -532,9 +532,10 @@ extension RunCommandTests {
     func aCardRenamedIntoAWatchedVdirIsPlannedSoonAfterAndFires() async throws {
         let sink = HTTPSink()
         let base = try await sink.start()
-        // The daemon's clock starts 20 s before: start, sync, write, plan (the watch
-        // waits ~2 s for writes to settle; the bound below is 8 s, as a whole
-        // suite on two cores once took 3+ s to schedule the daemon), then fire.
+        // The daemon's clock starts 8 s before: start, sync, write, plan (the watch
+        // waits ~2 s for writes to settle), then fire. Planned before the fire time,
+        // the log says when it wakes next; planned after it (a loaded machine), the
+        // catch-up sends it at once. Either way within 8 s of the rename.
         let minute = Self.fireMinute
         let sandbox = try Sandbox()
         let book = sandbox.root + "/contacts/personal"
@@ -549,7 +550,7 @@ extension RunCommandTests {
             """)
         chmod(sandbox.configPath, 0o600)
 
-        let daemon = try DaemonProcess(sandbox, now: Self.pinned(-20))
+        let daemon = try DaemonProcess(sandbox, now: Self.pinned(-8))
         try await daemon.waitUntilReady()
         try await daemon.waitForLog("synced phone: 1 added")
         let fireAt = String(ISO8601DateFormatter().string(from: minute).dropLast()) + "+00:00"
@@ -561,8 +562,9 @@ extension RunCommandTests {
         let renamedAt = ContinuousClock.now
         #expect(rename(temp, book + "/run-test-1.vcf") == 0)
         while !daemon.log.contains("next wake \(fireAt)") {
+            if try await !sink.requests().isEmpty { break }  // planned late, and caught up
             guard ContinuousClock.now - renamedAt < .seconds(8) else {
-                Issue.record("not planned within 8 s of the rename:\n\(daemon.log)")
+                Issue.record("neither planned nor sent within 8 s of the rename:\n\(daemon.log)")
                 break
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -570,7 +572,7 @@ extension RunCommandTests {
         // Only the new file is read (Otto's is unchanged, so not read again).
         #expect(daemon.log.contains("synced phone: 1 added, 0 updated, 0 unchanged, 0 removed"), "\(daemon.log)")
 
-        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(19))
+        let requests = try await daemon.waitForDeliveries(sink, count: 1, notBefore: daemon.startedAt.addingTimeInterval(7))
         #expect(requests.first?.headers["Idempotency-Key"]?.hasPrefix("run-test-1/0/") == true, "\(requests)")
         #expect(kill(daemon.pid, SIGTERM) == 0)
         #expect(try await daemon.waitForExit(within: .seconds(10)) == 0, "\(daemon.log)")

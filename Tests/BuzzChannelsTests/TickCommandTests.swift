@@ -195,7 +195,9 @@ struct TickCommandTests {
         let sink = HTTPSink()
         let base = try await sink.start()
         let sandbox = try await Self.world(sink: base, count: 8, extra: "[delivery]\nlock_wait = \"1s\"")
-        try await sink.script([], default: ["status": 200, "hang": 0.25])  // the lock is held ~2 s, twice lock_wait
+        // The lock is held ~4 s, four times lock_wait: a loaded machine may take a
+        // second or more to start the other two ticks after the first request.
+        try await sink.script([], default: ["status": 200, "hang": 0.5])
         async let slow = sandbox.run(["tick", "--now", "2027-03-14T09:00Z"])
         try await Self.waitForRequests(sink, atLeast: 1)  // the first tick holds the lock now
         async let busyJSON = sandbox.run(["tick", "--json", "--now", "2027-03-14T09:00Z"])
