@@ -138,6 +138,15 @@ private func hasEnded(pid: pid_t) -> Bool {
     return stat[stat.index(after: paren)...].dropFirst().first == "Z"
 }
 
+/// The test process's environment, with Python's output unbuffered (the READY
+/// line is read from a file) and no bytecode written beside the scripts.
+private var pythonEnvironment: [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["PYTHONUNBUFFERED"] = "1"
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    return environment
+}
+
 /// `sink_starter.py`, one per test process, started on first use: it imports
 /// what the sinks need once and forks each sink from there, which takes a few
 /// milliseconds of CPU instead of the 0.1-0.2 s a fresh `python3 sink.py`
@@ -172,10 +181,7 @@ private final class SinkStarter: Sendable {
         process.standardOutput = FileHandle.nullDevice
         // Its own complaints (a bad request line) go where the test run's go.
         process.standardError = FileHandle.standardError
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONUNBUFFERED"] = "1"
-        environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
+        process.environment = pythonEnvironment
         do {
             try process.run()
         } catch {
@@ -262,10 +268,7 @@ func startProcess(
         process.standardInput = stdin
         process.standardOutput = stdoutHandle
         process.standardError = stderrHandle
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONUNBUFFERED"] = "1"
-        environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
+        process.environment = pythonEnvironment
         do {
             try process.run()
         } catch {
