@@ -39,7 +39,7 @@ public struct Invocation: Sendable {
     }
 
     /// A run whose outputs go to `output` and `errorOutput`, no terminal anywhere.
-    public init(environment: [String: String], directory: String, input: InputLines? = InputLines([]),
+    public init(environment: [String: String], directory: String, input: InputLines? = InputLines(""),
                 output: @escaping @Sendable (String) -> Void, errorOutput: @escaping @Sendable (String) -> Void) {
         self.init(environment: environment, directory: directory, input: input, inputIsTerminal: false,
                   outputIsTerminal: false, errorIsTerminal: false, output: output, errorOutput: errorOutput,
@@ -107,8 +107,6 @@ public final class InputLines: Sendable {
         if text.hasSuffix("\n") { lines.removeLast() }
         self.lines = Mutex(ArraySlice(text.isEmpty ? [] : lines))
     }
-
-    public init(_ lines: [String]) { self.lines = Mutex(ArraySlice(lines)) }
 
     func next() -> String? { lines.withLock { $0.popFirst() } }
 }

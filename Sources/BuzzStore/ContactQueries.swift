@@ -3,6 +3,22 @@ import Foundation
 import GRDB
 
 extension BuzzDatabase {
+    /// The write transaction of an import or a sync: decisions old enough are
+    /// forgotten first, and SQLite has 32 MiB of page cache for its length. A
+    /// large import touches pages all over the id index: with 16 MiB a
+    /// 100k-card import (a ~29 MB database) spilled dirty pages to the WAL
+    /// mid-transaction and wrote many of them again later (28.6k pwrites
+    /// instead of 21.5k); 32 MiB holds it all and still bounds memory. Other
+    /// commands keep the small cache (`BuzzDatabase.cacheSize`).
+    private func importTransaction<T>(now: Int64, _ body: (Database) throws -> T) throws -> T {
+        try write { db in
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+            defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
+            try BuzzDatabase.forgetOldDecisions(db, now: now)
+            return try body(db)
+        }
+    }
+
     /// Imports several sources in one transaction: either all of it is written or none.
     ///
     /// `feed` is called once per source with a session to hand entries to.
@@ -10,16 +26,7 @@ extension BuzzDatabase {
     public func importSources(_ sources: [String], labels: [String: String] = [:], prune: Bool, now: Int64,
                               includeByDefault: Bool,
                               feed: (String, ImportSession) throws -> Void) throws -> ImportSummary {
-        try write { db in
-            // 32 MiB of page cache while importing: a large import touches pages
-            // all over the id index. With 16 MiB a 100k-card import (a ~29 MB
-            // database) spilled dirty pages to the WAL mid-transaction and wrote
-            // many of them again later (28.6k pwrites instead of 21.5k); 32 MiB
-            // holds it all and still bounds memory. Other commands keep SQLite's
-            // small default.
-            try db.execute(sql: "PRAGMA cache_size = -32768")
-            defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
-            try BuzzDatabase.forgetOldDecisions(db, now: now)
+        try importTransaction(now: now) { db in
             for (source, label) in labels {
                 try db.execute(sql: """
                     INSERT INTO source_state (id, label) VALUES (?, ?)
@@ -71,10 +78,7 @@ extension BuzzDatabase {
     /// names. A `feed` that throws writes nothing.
     public func syncSource(_ id: String, label: String, now: Int64, includeByDefault: Bool,
                            feed: (ImportSession) throws -> SourceOutcome) throws -> ImportSummary {
-        try write { db in
-            try db.execute(sql: "PRAGMA cache_size = -32768")
-            defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
-            try BuzzDatabase.forgetOldDecisions(db, now: now)
+        try importTransaction(now: now) { db in
             let session = try ImportSession(db: db, source: id, now: now, includeByDefault: includeByDefault)
             let outcome = try feed(session)
             try session.finish()

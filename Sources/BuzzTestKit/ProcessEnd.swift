@@ -5,7 +5,12 @@ import Foundation
 /// inherited the server's socket, and waiting for it would hold a test thread.
 public func hasEnded(_ process: Process) -> Bool {
     guard process.isRunning else { return true }
-    let pid = process.processIdentifier
+    return hasEnded(pid: process.processIdentifier)
+}
+
+/// Whether process `pid` has ended as the kernel sees it: gone from /proc, or a
+/// zombie (also for a process that is not our child, which we cannot wait for).
+public func hasEnded(pid: pid_t) -> Bool {
     guard pid > 0 else { return true }
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
     guard let paren = stat.lastIndex(of: ")") else { return false }
@@ -16,9 +21,19 @@ public func hasEnded(_ process: Process) -> Bool {
 /// true when it has. For synchronous stops (a deinit) instead of `waitUntilExit()`.
 @discardableResult
 public func waitForEnd(_ process: Process, limit: Duration = .seconds(5)) -> Bool {
+    waitForEnd(limit: limit) { hasEnded(process) }
+}
+
+/// The same for process `pid` (`hasEnded(pid:)`).
+@discardableResult
+public func waitForEnd(pid: pid_t, limit: Duration = .seconds(5)) -> Bool {
+    waitForEnd(limit: limit) { hasEnded(pid: pid) }
+}
+
+private func waitForEnd(limit: Duration, _ ended: () -> Bool) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + limit
-    while !hasEnded(process) {
+    while !ended() {
         if clock.now >= deadline { return false }
         usleep(2_000)
     }

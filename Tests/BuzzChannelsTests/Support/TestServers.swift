@@ -116,26 +116,11 @@ private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
 
 /// The same for a child of the starter (the kernel reaps it: it is gone once ended).
 private func terminate(pid: pid_t, grace: Duration = .seconds(2)) {
-    func waitForEnd(_ limit: Duration) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !hasEnded(pid: pid) {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(2_000)
-        }
-        return true
-    }
     guard !hasEnded(pid: pid) else { return }
     kill(pid, SIGTERM)
-    if waitForEnd(grace) { return }
+    if waitForEnd(pid: pid, limit: grace) { return }
     kill(pid, SIGKILL)
-    _ = waitForEnd(.seconds(2))
-}
-
-/// Whether a process not ours to wait for has ended: gone from /proc, or a zombie.
-private func hasEnded(pid: pid_t) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-    guard let paren = stat.lastIndex(of: ")") else { return false }
-    return stat[stat.index(after: paren)...].dropFirst().first == "Z"
+    waitForEnd(pid: pid, limit: .seconds(2))
 }
 
 /// The test process's environment, with Python's output unbuffered (the READY
