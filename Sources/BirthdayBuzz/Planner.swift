@@ -28,6 +28,14 @@ public struct PlannedEvent: Hashable, Sendable {
         self.occasion = occasion
     }
 
+    /// Whether contact id `a` sorts before `b` in the byte order of their UTF-8,
+    /// the order SQLite's BINARY collation gives (and String's `<` too, for ids in
+    /// NFC): planning breaks ties with it, so a window read in id order finds the
+    /// same first contacts as a read of every one.
+    public static func idPrecedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
     /// The deterministic event id: `<contact>/<offset>/<occurrence>` for birthdays,
     /// `<contact>/<kind>/<offset>/<occurrence>` for the other kinds (`Occasion.idSegment`).
     public static func id(contactID: String, occasion: Occasion = .birthday, offset: Int, occurrence: LocalDate) -> String {
@@ -374,6 +382,9 @@ public struct Planner: Sendable {
     /// a file): then planning must load the contacts without any date too.
     public var concernsEveryContact: Bool { kinds.contains { $0.concernsEveryContact } }
 
+    /// Whether a contact's categories can change its route (groups are configured).
+    var routesFollowCategories: Bool { !config.groups.isEmpty }
+
     /// Whether some kind is planned for deceased contacts (memorials).
     public var concernsTheDeceased: Bool { kinds.contains { $0.isForTheDeceased } }
 
@@ -531,14 +542,15 @@ public struct Planner: Sendable {
                 }
             }
         }
-        // Order by fire time; ties are broken by contact id, occasion and offset so
+        // Order by fire time; ties are broken by contact id (in byte order, as the
+        // store orders them: PlanningWindow.swift), occasion and offset so
         // the result is deterministic. Only the slice that can make the cut (up to
         // the limit, plus ties at its edge) pays for the string comparisons.
         if let cutOff = earliest.cutOff { candidates.removeAll { $0.fireAt > cutOff } }
         let ordered = candidates.sorted { a, b in
             if a.fireAt != b.fireAt { return a.fireAt < b.fireAt }
             let ida = contacts[Int(a.index)].id, idb = contacts[Int(b.index)].id
-            if ida != idb { return ida < idb }
+            if !ida.utf8.elementsEqual(idb.utf8) { return PlannedEvent.idPrecedes(ida, idb) }
             if a.kind != b.kind { return a.kind < b.kind }
             if a.slot != b.slot { return a.slot < b.slot }
             if a.offset != b.offset { return a.offset < b.offset }
@@ -641,6 +653,9 @@ public struct RecordedDeliveries: Sendable {
     }
 
     public var isEmpty: Bool { byContact.isEmpty }
+
+    /// How many contacts have deliveries recorded.
+    public var contactCount: Int { byContact.count }
 
     /// One contact's recorded deliveries (nil when there are none).
     public func entries(for contactID: String) -> [String: Set<String>]? { byContact[contactID] }

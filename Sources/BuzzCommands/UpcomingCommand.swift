@@ -70,8 +70,8 @@ struct UpcomingCommand: ParsableCommand {
         // Only the contacts whose dates fall near the window are read (docs/design/reminders.md).
         let events = try runtime {
             try planner.upcoming(now: context.now, until: until, limit: limit, recorded: recorded,
-                                 largestOwnOffset: largestOwnOffset) { keys in
-                try store.plannableContacts(for: planner, within: keys)
+                                 largestOwnOffset: largestOwnOffset) { keys, perKey in
+                try store.plannableContacts(for: planner, within: keys, perKey: perKey)
             }
         }
         // The scheduled digests ([digests.NAME]) among them, by fire time; each counts against the limit.

@@ -134,9 +134,45 @@ extension BuzzDatabase {
 
     /// `plannableContacts(for:)` narrowed to the contacts with a date keyed in
     /// `keys` (and those whose dates have no key: other calendars, dates kept
-    /// by hand); every one for nil. What `Planner.upcoming(now:…reading:)` reads.
+    /// by hand); every one for nil.
     public func plannableContacts(for planner: Planner, within keys: DayKeyRanges?) throws -> [PlanningContact] {
         try plannableContacts(deceased: planner.concernsTheDeceased, undated: planner.concernsEveryContact, within: keys)
+    }
+
+    /// What `Planner.upcoming(now:…reading:)` reads: `plannableContacts(for:within:)`,
+    /// and with `perKey`, of each date stream (the contacts whose birthday,
+    /// anniversary or labelled date has one key) only the first `perKey` by id,
+    /// in byte order, with the streams that had more. Contacts with settings of
+    /// their own (`contact_extra`: offsets, time, a hand anniversary, a deceased
+    /// mark) are left out of the streams and read whole, as are dates of death
+    /// and the dates without a key (docs/design/reminders.md, "Reading a window").
+    public func plannableContacts(for planner: Planner, within keys: DayKeyRanges?, perKey: Int?) throws -> WindowRead {
+        let deceased = planner.concernsTheDeceased, undated = planner.concernsEveryContact
+        guard let keys, let perKey, !undated else {
+            return WindowRead(contacts: try plannableContacts(deceased: deceased, undated: undated, within: keys))
+        }
+        return try read { db in
+            // Each stream reads the planning columns of its contacts itself (one
+            // table row each: SQLite 3.40 does not cover an expression index).
+            var contacts: [PlanningContact] = []
+            var cut: [CutStream] = []
+            var seen: Set<String> = []
+            for key in keys.keys {
+                for stream in Self.dateStreams {
+                    let found = try Self.plannableContacts(db, deceased: deceased, undated: false, from: stream.from,
+                                                           window: stream.window,
+                                                           arguments: [key, perKey], extras: false)
+                    if found.count == perKey, let last = found.last { cut.append(CutStream(key: key, lastID: last.id)) }
+                    for contact in found where seen.insert(contact.id).inserted { contacts.append(contact) }
+                }
+            }
+            let whole = try Self.plannableContacts(db, deceased: deceased, undated: false, from: "contact",
+                                                   window: " AND id IN (\(Self.readWhole(within: keys, deceased: deceased)))",
+                                                   arguments: [], extras: false)
+            for contact in whole where seen.insert(contact.id).inserted { contacts.append(contact) }
+            try Self.applyPlanningExtras(to: &contacts, db)
+            return WindowRead(contacts: contacts, cut: cut)
+        }
     }
 
     /// What planning needs, and only that: included contacts with a date of some
@@ -148,58 +184,67 @@ extension BuzzDatabase {
         try read { db in
             // `undated` plans every contact: keys cannot narrow it.
             let window = keys.map { undated ? "" : " AND id IN (\(Self.candidates(within: $0, deceased: deceased)))" } ?? ""
-            var contacts: [PlanningContact] = []
-            let handMemorials = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE kind = 'memorial')") ?? true
-            let isDeceased = ContactColumns.deceased(handMemorials: handMemorials)
-            let handDates = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE value IS NOT NULL)") ?? true
-            let dated = undated ? "1" : """
-                ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
-                  AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL OR dates IS NOT NULL
-                  OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL)
-                  \(handDates ? "OR id IN (SELECT contact_id FROM contact_date WHERE value IS NOT NULL)" : "")
-                  OR \(deceased ? "deathdate IS NOT NULL" : "0"))
-                """
-            let rows = try Row.fetchCursor(db, sql: deceased ? """
-                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary, dates, time_zone, deathdate, \(isDeceased)
-                FROM contact
-                WHERE decision = 1 AND \(dated)\(window)
-                """ : """
-                SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                       first_name, anniversary, dates, time_zone
-                FROM contact
-                WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)\(window)
-                """)
-            while let row = try rows.next() {
-                var birthday: Birthday?
-                if let manual: String = row[7] {
-                    birthday = Birthday(storedForm: manual)
-                } else {
-                    birthday = ContactColumns.cardBirthday(month: row[2], day: row[3], year: row[4], calendar: row[5])
-                }
-                let categories: String = row[6]
-                contacts.append(PlanningContact(
-                    id: row[0], name: row[1], firstName: row[9], birthday: birthday,
-                    categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
-                    includedAt: row[8], anniversary: Self.anniversary(row, 10)))
-                if let dates: String = row[11] {
-                    contacts[contacts.count - 1].otherDates = ContactColumns.decodeDates(dates).map {
-                        OccasionDate(kind: .labelledDate, label: $0.label, date: $0.date)
-                    }
-                }
-                if deceased, row[14] as Bool {
-                    contacts[contacts.count - 1].isDeceased = true
-                    if let death: String = row[13], let date = Birthday(storedFormWithCalendar: death) {
-                        contacts[contacts.count - 1].otherDates.insert(OccasionDate(kind: .memorial, date: date), at: 0)
-                    }
-                }
-                if !row.hasNull(atIndex: 12) {
-                    contacts[contacts.count - 1].timeZone = (row[12] as String?).flatMap(ContactTimeZone.init(stored:))
+            return try Self.plannableContacts(db, deceased: deceased, undated: undated, from: "contact", window: window, arguments: [])
+        }
+    }
+
+    /// `plannableContacts(deceased:undated:within:)` from `from` (`contact`, or
+    /// `contact` joined to another table) with the window as SQL (`AND …`, and
+    /// what may follow the WHERE clause) and its arguments; `extras`: with the
+    /// contacts' own settings, notes and hand-kept dates.
+    private static func plannableContacts(_ db: Database, deceased: Bool, undated: Bool, from: String, window: String,
+                                          arguments: StatementArguments, extras: Bool = true) throws -> [PlanningContact] {
+        var contacts: [PlanningContact] = []
+        let handMemorials = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE kind = 'memorial')") ?? true
+        let isDeceased = ContactColumns.deceased(handMemorials: handMemorials)
+        let handDates = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE value IS NOT NULL)") ?? true
+        let dated = undated ? "1" : """
+            ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+              AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL OR dates IS NOT NULL
+              OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL)
+              \(handDates ? "OR id IN (SELECT contact_id FROM contact_date WHERE value IS NOT NULL)" : "")
+              OR \(deceased ? "deathdate IS NOT NULL" : "0"))
+            """
+        let rows = try Row.fetchCursor(db, sql: deceased ? """
+            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                   first_name, anniversary, dates, time_zone, deathdate, \(isDeceased)
+            FROM \(from)
+            WHERE decision = 1 AND \(dated)\(window)
+            """ : """
+            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                   first_name, anniversary, dates, time_zone
+            FROM \(from)
+            WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)\(window)
+            """, arguments: arguments)
+        while let row = try rows.next() {
+            var birthday: Birthday?
+            if let manual: String = row[7] {
+                birthday = Birthday(storedForm: manual)
+            } else {
+                birthday = ContactColumns.cardBirthday(month: row[2], day: row[3], year: row[4], calendar: row[5])
+            }
+            let categories: String = row[6]
+            contacts.append(PlanningContact(
+                id: row[0], name: row[1], firstName: row[9], birthday: birthday,
+                categories: categories.isEmpty ? [] : categories.split(separator: "\n").map(String.init),
+                includedAt: row[8], anniversary: Self.anniversary(row, 10)))
+            if let dates: String = row[11] {
+                contacts[contacts.count - 1].otherDates = ContactColumns.decodeDates(dates).map {
+                    OccasionDate(kind: .labelledDate, label: $0.label, date: $0.date)
                 }
             }
-            try Self.applyPlanningExtras(to: &contacts, db)
-            return contacts
+            if deceased, row[14] as Bool {
+                contacts[contacts.count - 1].isDeceased = true
+                if let death: String = row[13], let date = Birthday(storedFormWithCalendar: death) {
+                    contacts[contacts.count - 1].otherDates.insert(OccasionDate(kind: .memorial, date: date), at: 0)
+                }
+            }
+            if !row.hasNull(atIndex: 12) {
+                contacts[contacts.count - 1].timeZone = (row[12] as String?).flatMap(ContactTimeZone.init(stored:))
+            }
         }
+        if extras { try applyPlanningExtras(to: &contacts, db) }
+        return contacts
     }
 
     /// The stored anniversary in column `index`, parsed from its bytes (a date is

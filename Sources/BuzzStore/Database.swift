@@ -269,6 +269,7 @@ public final class BuzzDatabase: Sendable {
         registerContactTimeZone(&migrator)
         registerPlanningWindow(&migrator)
         registerStatusCover(&migrator)
+        registerAnniversaryByID(&migrator)
         return migrator
     }
 

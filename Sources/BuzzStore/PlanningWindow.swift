@@ -64,8 +64,13 @@ extension BuzzDatabase {
                 parts.append("SELECT id FROM contact WHERE decision = 1 AND deathdate IS NOT NULL AND \(deathKey) \(between)")
             }
         }
-        // Card birthdays in another calendar (their own index since v4), and the other keyless dates.
-        parts.append("SELECT id FROM contact WHERE decision = 1 AND bday_calendar IS NOT NULL AND manual_bday IS NULL")
+        return (parts + keyless(deceased: deceased)).joined(separator: " UNION ALL ")
+    }
+
+    /// Card birthdays in another calendar (their own index since v4), and the
+    /// other dates without a key: always candidates.
+    private static func keyless(deceased: Bool) -> [String] {
+        var parts = ["SELECT id FROM contact WHERE decision = 1 AND bday_calendar IS NOT NULL AND manual_bday IS NULL"]
         parts.append("SELECT id FROM contact WHERE decision = 1 AND anniversary IS NOT NULL AND \(anniversaryKey) = \(otherCalendarKey)")
         parts.append("SELECT contact_id FROM contact_day WHERE day = \(otherCalendarKey)")
         if deceased {
@@ -73,7 +78,49 @@ extension BuzzDatabase {
         }
         parts.append("SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL")
         parts.append("SELECT contact_id FROM contact_date WHERE value IS NOT NULL")
-        return parts.joined(separator: " UNION ALL ")
+        return parts
+    }
+
+    /// One date stream: the contacts with a date of one kind keyed `?`, the
+    /// first `?` by id (`window` follows `plannableContacts`' WHERE): the
+    /// birthdays (`status_birthday` holds key and id), the anniversaries
+    /// (`plan_anniversary`, key and id since v14) and the labelled dates
+    /// (`contact_day_by_day` holds day and contact id). Contacts with a
+    /// `contact_extra` row are not in the streams (`readWhole`).
+    static let dateStreams: [(from: String, window: String)] = [
+        ("contact", " AND \(birthdayKey) = ? AND id NOT IN (SELECT contact_id FROM contact_extra) ORDER BY id LIMIT ?"),
+        ("contact", """
+             AND anniversary IS NOT NULL AND \(anniversaryKey) = ? AND id NOT IN (SELECT contact_id FROM contact_extra) \
+            ORDER BY id LIMIT ?
+            """),
+        ("contact_day JOIN contact ON contact.id = contact_day.contact_id", """
+             AND contact_day.day = ? AND contact_day.contact_id NOT IN (SELECT contact_id FROM contact_extra) \
+            ORDER BY contact_day.contact_id LIMIT ?
+            """),
+    ]
+
+    /// Beside the date streams of a window: its dates of death (memorials: few),
+    /// the dates without a key, and every contact with settings of its own.
+    static func readWhole(within keys: DayKeyRanges, deceased: Bool) -> String {
+        var parts: [String] = []
+        if deceased {
+            for range in keys.ranges {
+                parts.append("SELECT id FROM contact WHERE decision = 1 AND deathdate IS NOT NULL AND \(deathKey) BETWEEN \(range.lowerBound) AND \(range.upperBound)")
+            }
+        }
+        parts.append("SELECT contact_id FROM contact_extra")
+        return (parts + keyless(deceased: deceased)).joined(separator: " UNION ALL ")
+    }
+
+    /// The `v14-anniversary-by-id` schema: `plan_anniversary` holds the contact id
+    /// after the key, so a stream of one key is read in id order from the index.
+    static func registerAnniversaryByID(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v14-anniversary-by-id") { db in
+            try db.execute(sql: """
+                DROP INDEX plan_anniversary;
+                CREATE INDEX plan_anniversary ON contact(\(anniversaryKey), id) WHERE decision = 1 AND anniversary IS NOT NULL;
+                """)
+        }
     }
 
     /// Whether `planner` has any contact to plan from.

@@ -125,9 +125,9 @@ import Testing
             for (limit, days) in [(1, nil), (64, nil), (1_000, 3)] + wide {
                 let until = days.map { now + Int64($0) * 86_400 }
                 let full = planner.upcoming(everyone, now: now, until: until, limit: limit)
-                let windowed = try planner.upcoming(now: now, until: until, limit: limit, largestOwnOffset: largestOwn) { keys in
+                let windowed = try planner.upcoming(now: now, until: until, limit: limit, largestOwnOffset: largestOwn) { keys, perKey in
                     if keys != nil { narrowReads += 1 }
-                    return try db.plannableContacts(for: planner, within: keys)
+                    return try db.plannableContacts(for: planner, within: keys, perKey: perKey)
                 }
                 #expect(windowed == full, "\(zone) \(feb29) \(moment) limit \(limit) days \(String(describing: days))")
                 guard limit == 64 || days == 3 else { continue }
@@ -137,14 +137,117 @@ import Testing
                 }))
                 let fullLeft = planner.upcoming(everyone, now: now, until: until, limit: limit, recorded: recorded)
                 let windowedLeft = try planner.upcoming(now: now, until: until, limit: limit, recorded: recorded,
-                                                        largestOwnOffset: largestOwn) { keys in
-                    try db.plannableContacts(for: planner, within: keys)
+                                                        largestOwnOffset: largestOwn) { keys, perKey in
+                    try db.plannableContacts(for: planner, within: keys, perKey: perKey)
                 }
                 #expect(windowedLeft == fullLeft, "recorded: \(zone) \(moment) limit \(limit)")
             }
         }
         // The window did narrow the read (not every answer came from reading all).
         #expect(narrowReads > Self.moments.count * 3)
+    }
+
+    /// Busy days, as a big book has them: a per-key limit cuts the date streams
+    /// short (the first contacts by id, in byte order), and what is left unread
+    /// changes nothing. The contacts that could fire earlier than their stream
+    /// (their own time or offsets) are read whole; those that fire later or not
+    /// at all (a wedding yet to come, a skipped or deceased contact) take a place
+    /// in their stream, and the window reads more when that matters.
+    @Test(arguments: [
+        ("UTC", Feb29Policy.feb28, "09:00", "[0, 1]"),
+        ("Europe/Berlin", .mar1, "00:00", "[0, 7]"),
+    ])
+    func busyDaysCutShortGiveWhatEveryContactGives(zone: String, feb29: Feb29Policy, time: String, offsets: String) throws {
+        let dir = try TempDir()
+        let db = try BuzzDatabase(directory: dir.path + "/data")
+        let days = [(6, 1), (6, 2), (6, 3), (6, 4), (2, 28), (2, 29), (3, 1), (12, 31), (1, 1)]
+        var cards: [ContactCard] = []
+        var skipped: [String] = [], deceased: [String] = [], ownTime: [String] = [], ownOffsets: [String] = []
+        for (dayIndex, (month, day)) in days.enumerated() {
+            for number in 0..<40 {
+                let serial = dayIndex * 40 + number
+                // Ids in no particular order: hex, upper and lower case, one with a non-ASCII letter.
+                var id = String((UInt32(truncatingIfNeeded: serial &* 2_654_435_761)), radix: 16)
+                if serial % 6 == 0 { id = id.uppercased() }
+                if serial % 17 == 0 { id = "\u{e9}" + id }
+                var card = ContactCard(id: id, name: "Busy \(serial)",
+                                       birthday: Birthday(month: month, day: day, year: serial % 3 == 0 ? nil : 1972 + 4 * (serial % 12)))
+                if serial % 5 == 0 {
+                    // Every other one a wedding yet to come: its first occurrence is years away.
+                    // (Leap years throughout, for Feb 29.)
+                    card.anniversary = Birthday(month: month, day: day, year: serial % 10 == 0 ? 2032 : 2004)
+                }
+                if serial % 4 == 0 {
+                    card.labelledDates = [LabelledDate(label: "Graduation", date: Birthday(month: month, day: day, year: 2016)!)]
+                }
+                if serial % 11 == 0 {
+                    card.deathDate = Birthday(month: month, day: day, year: 2020)
+                    deceased.append(id)
+                }
+                if serial % 7 == 0 { skipped.append(id) }
+                if serial % 13 == 0 { ownTime.append(id) }
+                if serial % 19 == 0 { ownOffsets.append(id) }
+                cards.append(card)
+            }
+        }
+        // The first ids of Jun 2 and Jun 3 are of the dead: a stream cut at them
+        // holds no birthday, and the window must read on.
+        for number in 0..<20 {
+            var card = ContactCard(id: "00dead\(number)", name: "Late \(number)",
+                                   birthday: Birthday(month: 6, day: 2 + number % 2, year: 1930))
+            card.deathDate = Birthday(month: 11, day: 11, year: 2010)
+            cards.append(card)
+        }
+        _ = try db.importSources(["busy"], prune: false, now: 1, includeByDefault: true) { _, session in
+            for card in cards { try session.add(.card(card, problems: [])) }
+        }
+        try db.setDecision(.skip, for: skipped, now: 2)
+        for id in ownTime { try db.setContactSettings(ContactSettings(time: 6 * 60), for: id, now: 2) }
+        for id in ownOffsets { try db.setContactSettings(ContactSettings(offsets: [3]), for: id, now: 2) }
+
+        let config = try Self.config(zone: zone, feb29: feb29, time: time, offsets: offsets)
+        let planner = Planner(config: config, defaultChannels: ["console"])
+        let everyone = try db.plannableContacts(for: planner)
+        let largestOwn = try db.largestOwnOffset()
+        var cutReads = 0, retries = 0
+        for moment in ["2027-05-31T12:00:00Z", "2027-06-01T12:00:00Z", "2028-02-28T10:00:00Z", "2027-12-30T23:30:00Z"] {
+            let now = try Self.instant(moment)
+            for (limit, days) in [(1, nil), (5, nil), (30, nil), (64, nil), (10, 2)] as [(Int, Int?)] {
+                let until = days.map { now + Int64($0) * 86_400 }
+                let full = planner.upcoming(everyone, now: now, until: until, limit: limit)
+                var perKeys: [Int?] = []
+                let windowed = try planner.upcoming(now: now, until: until, limit: limit, largestOwnOffset: largestOwn) { keys, perKey in
+                    let read = try db.plannableContacts(for: planner, within: keys, perKey: perKey)
+                    if !read.cut.isEmpty { cutReads += 1 }
+                    if perKeys.contains(where: { $0 != nil }), perKey != perKeys.last { retries += 1 }
+                    perKeys.append(perKey)
+                    return read
+                }
+                #expect(windowed == full, "\(zone) \(moment) limit \(limit) days \(String(describing: days)) read \(perKeys)")
+                // The first events recorded are passed over, here as in the full answer.
+                let recorded = RecordedDeliveries(keys: Set(full.prefix(3).flatMap { event in
+                    event.channels.map { LedgerKey(eventID: event.id, channel: $0) }
+                }))
+                let fullLeft = planner.upcoming(everyone, now: now, until: until, limit: limit, recorded: recorded)
+                let windowedLeft = try planner.upcoming(now: now, until: until, limit: limit, recorded: recorded,
+                                                        largestOwnOffset: largestOwn) { keys, perKey in
+                    try db.plannableContacts(for: planner, within: keys, perKey: perKey)
+                }
+                #expect(windowedLeft == fullLeft, "recorded: \(zone) \(moment) limit \(limit)")
+            }
+        }
+        // Streams were cut short, and some cuts had to read more (past the dead of Jun 2 and 3, at least).
+        #expect(cutReads > 10)
+        #expect(retries > 0)
+    }
+
+    /// Contact ids are ordered by their bytes, as SQLite orders them.
+    @Test func idsAreOrderedByTheirBytes() {
+        #expect(PlannedEvent.idPrecedes("B", "a"))
+        #expect(PlannedEvent.idPrecedes("z", "\u{e9}"))
+        #expect(!PlannedEvent.idPrecedes("abc", "abc"))
+        // Canonically equivalent, different bytes: the decomposed one (e + U+0301) sorts first.
+        #expect(PlannedEvent.idPrecedes("e\u{301}", "\u{e9}"))
     }
 
     @Test func aNarrowReadHoldsOnlyContactsNearTheWindow() throws {
