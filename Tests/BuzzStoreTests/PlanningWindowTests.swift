@@ -210,9 +210,9 @@ import Testing
         let everyone = try db.plannableContacts(for: planner)
         let largestOwn = try db.largestOwnOffset()
         var cutReads = 0, retries = 0
-        for moment in ["2027-05-31T12:00:00Z", "2027-06-01T12:00:00Z", "2028-02-28T10:00:00Z", "2027-12-30T23:30:00Z"] {
+        for moment in ["2027-06-01T12:00:00Z", "2028-02-28T10:00:00Z", "2027-12-30T23:30:00Z"] {
             let now = try Self.instant(moment)
-            for (limit, days) in [(1, nil), (5, nil), (30, nil), (64, nil), (10, 2)] as [(Int, Int?)] {
+            for (limit, days) in [(1, nil), (5, nil), (64, nil), (10, 2)] as [(Int, Int?)] {
                 let until = days.map { now + Int64($0) * 86_400 }
                 let full = planner.upcoming(everyone, now: now, until: until, limit: limit)
                 var perKeys: [Int?] = []
@@ -224,6 +224,7 @@ import Testing
                     return read
                 }
                 #expect(windowed == full, "\(zone) \(moment) limit \(limit) days \(String(describing: days)) read \(perKeys)")
+                guard limit == 5 || days != nil else { continue }
                 // The first events recorded are passed over, here as in the full answer.
                 let recorded = RecordedDeliveries(keys: Set(full.prefix(3).flatMap { event in
                     event.channels.map { LedgerKey(eventID: event.id, channel: $0) }
@@ -237,7 +238,7 @@ import Testing
             }
         }
         // Streams were cut short, and some cuts had to read more (past the dead of Jun 2 and 3, at least).
-        #expect(cutReads > 10)
+        #expect(cutReads > 5)
         #expect(retries > 0)
     }
 
