@@ -67,16 +67,18 @@ public struct WindowRead: Sendable {
 }
 
 extension Planner {
-    /// Windows of more keys than this are read whole: a window that long only
-    /// comes from a book too small to hold the limit in a shorter one.
-    static let mostKeysReadOneByOne = 40
-    /// Past this per-key limit the window is read whole (and the ids listed
-    /// stay under SQLite's 32,766 parameters: 3 streams × 40 keys × 256).
+    /// Windows of more keys than this are read whole (three queries a key add
+    /// up): a window that long only comes from a book too small to hold the
+    /// limit in a shorter one, or from offsets of two months.
+    static let mostKeysReadOneByOne = 62
+    /// Past this per-key limit the window is read whole.
     static let largestPerKey = 256
 
     /// `upcoming`, reading only the contacts whose dates fall near the window
     /// it looks at: `read(keys, perKey)` gives the contacts with a date keyed in
-    /// `keys` (and those without keys, or with settings of their own), or every
+    /// `keys` (and those without keys; with `perKey`, those with settings of
+    /// their own too, so `keys` need reach only as far as the configured
+    /// routes' largest offset), or every
     /// plannable contact for nil keys; with `perKey`, at most that many of each
     /// date stream (one kind of date, one key: a busy day of a big book), the
     /// first ones in the byte order of their ids, and the streams it cut short.
@@ -116,7 +118,14 @@ extension Planner {
             // date is at most `reach` days later.
             guard let keys = DayKeyRanges(from: today, through: lastDay.adding(days: reach)) else { break }
             let windowEnd = min(until ?? .max, edge)
-            let read = try read(keys, keys.keys.count <= Self.mostKeysReadOneByOne ? perKey : nil)
+            // With streams cut, the contacts with offsets of their own are read whole:
+            // the streams need only the reach of the configured routes.
+            let streamKeys = perKey == nil ? nil : DayKeyRanges(from: today, through: lastDay.adding(days: largestConfiguredOffset))
+            let read = if let streamKeys, streamKeys.keys.count <= Self.mostKeysReadOneByOne {
+                try read(streamKeys, perKey)
+            } else {
+                try read(keys, nil)
+            }
             let events = upcoming(read.contacts, now: now, until: windowEnd, limit: limit, recorded: recorded)
             if !isWhole(events, cut: read.cut, limit: limit, windowEnd: windowEnd, now: now) {
                 // A stream cut short may hold an event that belongs: read more of each.
