@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
+import CurlSupport
 import Foundation
 
 /// One `buzz send`: what it sends and through which channels.
@@ -49,6 +50,23 @@ struct SendRequest {
             }
         }
         self.init(global: line.global, channels: channels, title: title ?? Self.defaultTitle, body: line.positionals[0])
+    }
+
+    /// `buzz send` as the whole process (`Buzz.main`): `run` on the main thread
+    /// alone (`BlockingExecutor.runOnCallingThread`); returns the exit status.
+    ///
+    /// The async `run` started three threads (Swift's pool two, libdispatch its
+    /// timer) and a transfer on a `CurlSession`'s queue a fourth, and the command
+    /// hopped between them. On this project's 2-vCPU virtual machine a thread
+    /// woken on the idle vCPU starts 1.5–3.9 ms later (a C test: `pthread_create`
+    /// to the thread's first instruction, after 20 ms idle), so every hop could
+    /// cost more than the work; the `curl` CLI starts none. Loading libcurl on a
+    /// second thread while the config is read was tried again this way (from
+    /// `main`, and from a C constructor before the Swift runtime starts): it gained
+    /// nothing measurable, as the loader thread starts late and the two threads'
+    /// page faults and the loader's lock slow each other (CurlLibrary.swift).
+    func runAsProcess() -> Int32 {
+        BlockingExecutor.runOnCallingThread { await Buzz.exitStatus { try await self.run() } }
     }
 
     /// Sends the message through each channel: `send` as docs/design/command-line.md has it (a random

@@ -397,6 +397,11 @@ public final class CurlSession: @unchecked Sendable {
     /// Closes the connection (the handle is made anew on the next use).
     public func close() async {
         CurlSession.openHandles.remove(self)
+        if BlockingExecutor.isActive {
+            // As `run` does here: no hop to the queue (whose first use would start a thread).
+            queue.sync { easy = nil }
+            return
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.easy = nil
