@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// BirthdayBuzz's configuration: one TOML file (docs/design/command-line.md, docs/design/channels.md, `config.example.toml`).
 ///
@@ -6,9 +7,20 @@ import Foundation
 /// configuration (the embedded defaults).
 public struct BuzzConfig: Sendable {
     public struct General: Sendable {
-        public var timeZone: TimeZone
+        /// `general.timezone`, else the system's zone (worked out when first read
+        /// if the loader was handed it as a `LazyTimeZone`).
+        public var timeZone: TimeZone {
+            get { zone.value }
+            set { zone = LazyTimeZone(newValue) }
+        }
+        private var zone: LazyTimeZone
         /// BCP 47 tag of the user's language (`de-AT`).
         public var locale: String
+
+        init(zone: LazyTimeZone, locale: String) {
+            self.zone = zone
+            self.locale = locale
+        }
     }
 
     public struct Contacts: Sendable {
@@ -203,8 +215,12 @@ public struct BuzzConfig: Sendable {
 
     /// The embedded defaults, for a machine whose zone and language come from `environment`.
     public init(defaultsFor environment: [String: String], systemTimeZone: TimeZone) {
-        general = General(timeZone: systemTimeZone,
-                          locale: ValueFormats.localeFromEnvironment(environment))
+        self.init(defaultsFor: environment, systemTimeZone: LazyTimeZone(systemTimeZone))
+    }
+
+    /// The embedded defaults, the system's zone worked out only if read.
+    public init(defaultsFor environment: [String: String], systemTimeZone: LazyTimeZone) {
+        general = General(zone: systemTimeZone, locale: ValueFormats.localeFromEnvironment(environment))
     }
 
     /// The channel named `name`, if configured.
@@ -290,5 +306,36 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
         var place = file
         if let line { place += ":\(line)" + (column.map { ":\($0)" } ?? "") }
         return place + ": " + (keyPath.map { $0 + ": " } ?? "") + message
+    }
+}
+
+/// A time zone given, or worked out on first use and then kept.
+///
+/// `buzz send` never reads the system's zone, and working it out
+/// (`TimeZone.current`: the environment, then ICU's canonical-ID lookups) was
+/// ~6 % of a cold send's CPU before libcurl (perf, 2026-11-28).
+public final class LazyTimeZone: Sendable {
+    private let zone: Mutex<TimeZone?>
+    private let make: @Sendable () -> TimeZone
+
+    /// A zone worked out by `make` when first read.
+    public init(_ make: @escaping @Sendable () -> TimeZone) {
+        zone = Mutex(nil)
+        self.make = make
+    }
+
+    /// A zone known now.
+    public init(_ known: TimeZone) {
+        zone = Mutex(known)
+        make = { known }
+    }
+
+    public var value: TimeZone {
+        zone.withLock { zone in
+            if let zone { return zone }
+            let made = make()
+            zone = made
+            return made
+        }
     }
 }

@@ -168,9 +168,9 @@ extension ConfigTypes {
     /// read its own keys, checked by the type named `type`: every key read (an
     /// unread one is an unknown key). `what` and `known` word the unknown-type error.
     static func checkedOptions(_ table: TableReader, type: String, among types: [Entry], what: String,
-                               known: String) throws -> ConfigTable {
+                               known: @autoclosure () -> String) throws -> ConfigTable {
         guard let entry = types.first(where: { $0.name == type }) else {
-            throw table.problem("type", "unknown \(what) type \"\(type)\" (one of: \(known))")
+            throw table.problem("type", "unknown \(what) type \"\(type)\" (one of: \(known()))")
         }
         let options = table.unread
         let reader = TableReader(options)

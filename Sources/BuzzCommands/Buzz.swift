@@ -55,6 +55,10 @@ public struct Buzz: AsyncParsableCommand {
         // of its life (BuzzDaemon's DaemonRuntime.swift). `run(_:)` is
         // nonisolated, so entering it is already such a job.
         if isDaemon(arguments) { DaemonExecutor.install() }
+        if let request = SendRequest(arguments: arguments) {
+            // A cold `buzz send`: on this thread alone, libcurl loading beside it (SendFastPath.swift).
+            Foundation.exit(request.runAsProcess())
+        }
         Foundation.exit(await run(arguments))
     }
 
@@ -77,11 +81,12 @@ public struct Buzz: AsyncParsableCommand {
 
     /// Runs one command line (without the program name) in `Invocation.current`
     /// and returns the exit status `buzz` exits with. `main` is this plus the
-    /// process's umask, SIGPIPE and `exit`; other callers (the tests) bind their
+    /// process's umask, SIGPIPE and `exit` (and a plain `send` run on the main
+    /// thread alone: `SendRequest.runAsProcess`); other callers (the tests) bind their
     /// own invocation and leave the process as it is. `run` (the daemon) installs
     /// its own executor, so it belongs in a process of its own.
     public static func run(_ arguments: [String]) async -> Int32 {
-        do {
+        await exitStatus {
             if let request = SendRequest(arguments: arguments) {
                 // `buzz send …` in its plain form skips argument-parser's reflection
                 // over every command (SendFastPath.swift); anything else, help and
@@ -98,6 +103,14 @@ public struct Buzz: AsyncParsableCommand {
                     try command.run()
                 }
             }
+        }
+    }
+
+    /// Runs a command and returns its exit status: 0, or the one its failure means
+    /// (printing the failure as `run` does).
+    static func exitStatus(_ command: () async throws -> Void) async -> Int32 {
+        do {
+            try await command()
             return 0
         } catch let error as CLIError {
             printError(error.message)

@@ -11,7 +11,8 @@ struct Context {
     let configPath: String
     let configFileExists: Bool
     let config: BuzzConfig
-    let clock: WallClock
+    /// Wall-clock time in the config's zone (made when asked: `send` never asks).
+    var clock: WallClock { WallClock(timeZone: config.general.timeZone) }
     /// The command's "now" (pinned by `--now`, else the system clock), seconds since 1970;
     /// `run` moves it to the moment of a click on a notification.
     var now: Int64
@@ -50,14 +51,19 @@ struct Context {
         try self.init(options.settings)
     }
 
-    /// - Parameter environment: the process's, or a test's own (the daemon's loop run in-process).
-    init(_ options: GlobalSettings, environment: [String: String] = Invocation.current.environment) throws {
+    /// - Parameters:
+    ///   - environment: the process's, or a test's own (the daemon's loop run in-process).
+    ///   - lazySystemZone: work the system's zone out only if something reads it (`send`,
+    ///     which never does); otherwise now, as every command that plans reads it.
+    init(_ options: GlobalSettings, environment: [String: String] = Invocation.current.environment,
+         lazySystemZone: Bool = false) throws {
         self.environment = environment
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let resolved = Context.configPath(options, environment: environment)
         configPath = resolved.path
         let explicitConfig = resolved.explicit ? resolved.path : nil
-        let systemZone = Invocation.current.systemTimeZone
+        let invocation = Invocation.current
+        let systemZone = lazySystemZone ? LazyTimeZone { invocation.systemTimeZone } : LazyTimeZone(invocation.systemTimeZone)
         if FileManager.default.fileExists(atPath: configPath) {
             configFileExists = true
             let text: String
@@ -84,9 +90,8 @@ struct Context {
             configFileExists = false
             config = BuzzConfig(defaultsFor: environment, systemTimeZone: systemZone)
         }
-        clock = WallClock(timeZone: config.general.timeZone)
         if let text = options.now, let pinned = PinnedNow(text) {
-            now = pinned.instant(in: clock)
+            now = pinned.instant(in: WallClock(timeZone: config.general.timeZone))
         } else {
             now = Int64(Date().timeIntervalSince1970.rounded(.down))
         }

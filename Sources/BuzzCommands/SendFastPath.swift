@@ -1,6 +1,7 @@
 import ArgumentParser
 import BirthdayBuzz
 import BuzzChannels
+import CurlSupport
 import Foundation
 
 /// One `buzz send`: what it sends and through which channels.
@@ -51,12 +52,29 @@ struct SendRequest {
         self.init(global: line.global, channels: channels, title: title ?? Self.defaultTitle, body: line.positionals[0])
     }
 
+    /// `buzz send` as the whole process (`Buzz.main`): `run` on the main thread
+    /// alone (`BlockingExecutor.runOnCallingThread`); returns the exit status.
+    ///
+    /// The async `run` started three threads (Swift's pool two, libdispatch its
+    /// timer) and a transfer on a `CurlSession`'s queue a fourth, and the command
+    /// hopped between them. On this project's 2-vCPU virtual machine a thread
+    /// woken on the idle vCPU starts 1.5–3.9 ms later (a C test: `pthread_create`
+    /// to the thread's first instruction, after 20 ms idle), so every hop could
+    /// cost more than the work; the `curl` CLI starts none. Loading libcurl on a
+    /// second thread while the config is read was tried again this way (from
+    /// `main`, and from a C constructor before the Swift runtime starts): it gained
+    /// nothing measurable, as the loader thread starts late and the two threads'
+    /// page faults and the loader's lock slow each other (CurlLibrary.swift).
+    func runAsProcess() -> Int32 {
+        BlockingExecutor.runOnCallingThread { await Buzz.exitStatus { try await self.run() } }
+    }
+
     /// Sends the message through each channel: `send` as docs/design/command-line.md has it (a random
     /// message id, no ledger, no retry; exit 1 with one line per failure).
     func run() async throws {
         // No database, no contacts: a cold `send` only reads the config (and
         // libcurl is loaded only when a channel needs it).
-        let context = try Context(global)
+        let context = try Context(global, lazySystemZone: true)
         let wiring = ChannelWiring(context: context)
         let names = channels.isEmpty ? context.defaultChannels : channels
         let configs = try names.map(wiring.config(named:))
@@ -95,11 +113,15 @@ struct PlainCommandLine {
     var global = GlobalSettings()
     /// The command's own options with a value, in order (repeats kept).
     var values: [(name: String, value: String)] = []
-    /// The command's own flags (each at most once).
-    var flags: Set<String> = []
+    /// The command's own flags (each at most once), in order.
+    ///
+    /// Arrays, not sets, here and for the options: a `Set<String>` literal made the
+    /// runtime build `Set<String>`'s metadata and look up `String: Hashable` by a
+    /// scan of every conformance in the binary, ~0.3 ms of a cold `send` (perf).
+    var flags: [String] = []
     var positionals: [String] = []
 
-    init?(_ arguments: [String], command: String, valueOptions: Set<String> = [], flagOptions: Set<String> = []) {
+    init?(_ arguments: [String], command: String, valueOptions: [String] = [], flagOptions: [String] = []) {
         var sawCommand = false
         var onlyPositionals = false
         var index = 0
@@ -155,7 +177,8 @@ struct PlainCommandLine {
                 guard let found = value(token, name) else { return nil }
                 values.append((name, found))
             case _ where sawCommand && flagOptions.contains(name):
-                guard token == name, flags.insert(name).inserted else { return nil }
+                guard token == name, !flags.contains(name) else { return nil }
+                flags.append(name)
             default:
                 return nil
             }

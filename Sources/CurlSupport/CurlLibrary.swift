@@ -8,9 +8,20 @@ import Synchronization
 /// Loading libcurl.so.4 maps ~35 shared libraries (TLS, SSH, LDAP, Kerberos…)
 /// and runs their constructors, about 5 ms here — a third of a cold `buzz send`.
 /// Commands that never reach the network (`list`, `upcoming`, `import`, the
-/// console and dbus channels) skip it entirely. (Loading it on a second thread
-/// while `send` reads its config was tried: the two threads' page faults and
-/// mappings contend, and the send got no faster.)
+/// console and dbus channels) skip it entirely.
+///
+/// A cold `buzz send` loads it on its only thread, after the config
+/// (SendFastPath.swift, `runAsProcess`). Loading it on a second thread while
+/// the config is read was tried three ways, and none gained anything measurable
+/// (2026-11-28, 150 interleaved runs each): on the main thread while the command
+/// ran on Swift's pool (`dlopen` holds the loader's lock throughout and
+/// `pthread_create` needs it for the new thread's TLS: the pool's first thread
+/// waited ~5 ms in `pthread_create`); on a thread started by the command (that
+/// thread starts 1–4 ms late on this VM's idle second vCPU, and the two
+/// threads' page faults slow each other: 0.3 ms gained of ~2 ms overlapped);
+/// and from a C constructor before the Swift runtime starts (the runtime's
+/// backtracer set-up and lazy symbol binding then wait for the loader's lock:
+/// 2 % of a send).
 ///
 /// `@unchecked Sendable`: `api` is written once, before the instance is shared,
 /// and only read afterwards.
@@ -74,4 +85,3 @@ final class CurlLibrary: @unchecked Sendable {
         return .success(CurlLibrary(api: api))
     }
 }
-
