@@ -120,7 +120,10 @@ extension Planner {
             let windowEnd = min(until ?? .max, edge)
             // With streams cut, the contacts with offsets of their own are read whole:
             // the streams need only the reach of the configured routes.
-            let streamKeys = perKey == nil ? nil : DayKeyRanges(from: today, through: lastDay.adding(days: largestConfiguredOffset))
+            // A window that grew past two days belongs to a book too small to fill the
+            // limit sooner, where no stream is long: one read of its ranges is cheaper.
+            let streamKeys = perKey == nil || span > 2 ? nil
+                : DayKeyRanges(from: today, through: lastDay.adding(days: largestConfiguredOffset))
             let read = if let streamKeys, streamKeys.keys.count <= Self.mostKeysReadOneByOne {
                 try read(streamKeys, perKey)
             } else {

@@ -153,22 +153,23 @@ extension BuzzDatabase {
         }
         return try read { db in
             // Each stream reads the planning columns of its contacts itself (one
-            // table row each: SQLite 3.40 does not cover an expression index).
+            // table row each: SQLite 3.40 does not cover an expression index),
+            // with one statement per stream, prepared once and bound per key.
+            let query = try PlanningQuery(db, deceased: deceased, undated: false)
+            let streams = try Self.dateStreams.map { try db.makeStatement(sql: query.sql(from: $0.from, window: $0.window)) }
             var contacts: [PlanningContact] = []
             var cut: [CutStream] = []
             var seen: Set<String> = []
             for key in keys.keys {
-                for stream in Self.dateStreams {
-                    let found = try Self.plannableContacts(db, deceased: deceased, undated: false, from: stream.from,
-                                                           window: stream.window,
-                                                           arguments: [key, perKey], extras: false)
+                for stream in streams {
+                    let found = try Self.plannableContacts(stream, arguments: [key, perKey], deceased: deceased)
                     if found.count == perKey, let last = found.last { cut.append(CutStream(key: key, lastID: last.id)) }
                     for contact in found where seen.insert(contact.id).inserted { contacts.append(contact) }
                 }
             }
-            let whole = try Self.plannableContacts(db, deceased: deceased, undated: false, from: "contact",
-                                                   window: " AND id IN (\(Self.readWhole(within: keys, deceased: deceased)))",
-                                                   arguments: [], extras: false)
+            let whole = try Self.plannableContacts(
+                db.makeStatement(sql: query.sql(from: "contact", window: " AND id IN (\(Self.readWhole(within: keys, deceased: deceased)))")),
+                arguments: [], deceased: deceased)
             for contact in whole where seen.insert(contact.id).inserted { contacts.append(contact) }
             try Self.applyPlanningExtras(to: &contacts, db)
             return WindowRead(contacts: contacts, cut: cut)
@@ -184,38 +185,19 @@ extension BuzzDatabase {
         try read { db in
             // `undated` plans every contact: keys cannot narrow it.
             let window = keys.map { undated ? "" : " AND id IN (\(Self.candidates(within: $0, deceased: deceased)))" } ?? ""
-            return try Self.plannableContacts(db, deceased: deceased, undated: undated, from: "contact", window: window, arguments: [])
+            let query = try PlanningQuery(db, deceased: deceased, undated: undated)
+            var contacts = try Self.plannableContacts(db.makeStatement(sql: query.sql(from: "contact", window: window)),
+                                                      arguments: [], deceased: deceased)
+            try Self.applyPlanningExtras(to: &contacts, db)
+            return contacts
         }
     }
 
-    /// `plannableContacts(deceased:undated:within:)` from `from` (`contact`, or
-    /// `contact` joined to another table) with the window as SQL (`AND …`, and
-    /// what may follow the WHERE clause) and its arguments; `extras`: with the
-    /// contacts' own settings, notes and hand-kept dates.
-    private static func plannableContacts(_ db: Database, deceased: Bool, undated: Bool, from: String, window: String,
-                                          arguments: StatementArguments, extras: Bool = true) throws -> [PlanningContact] {
+    /// The planning columns of the contacts `statement` (a `PlanningQuery`) finds.
+    private static func plannableContacts(_ statement: Statement, arguments: StatementArguments,
+                                          deceased: Bool) throws -> [PlanningContact] {
         var contacts: [PlanningContact] = []
-        let handMemorials = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE kind = 'memorial')") ?? true
-        let isDeceased = ContactColumns.deceased(handMemorials: handMemorials)
-        let handDates = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE value IS NOT NULL)") ?? true
-        let dated = undated ? "1" : """
-            ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
-              AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL OR dates IS NOT NULL
-              OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL)
-              \(handDates ? "OR id IN (SELECT contact_id FROM contact_date WHERE value IS NOT NULL)" : "")
-              OR \(deceased ? "deathdate IS NOT NULL" : "0"))
-            """
-        let rows = try Row.fetchCursor(db, sql: deceased ? """
-            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                   first_name, anniversary, dates, time_zone, deathdate, \(isDeceased)
-            FROM \(from)
-            WHERE decision = 1 AND \(dated)\(window)
-            """ : """
-            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
-                   first_name, anniversary, dates, time_zone
-            FROM \(from)
-            WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)\(window)
-            """, arguments: arguments)
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
         while let row = try rows.next() {
             var birthday: Birthday?
             if let manual: String = row[7] {
@@ -243,7 +225,6 @@ extension BuzzDatabase {
                 contacts[contacts.count - 1].timeZone = (row[12] as String?).flatMap(ContactTimeZone.init(stored:))
             }
         }
-        if extras { try applyPlanningExtras(to: &contacts, db) }
         return contacts
     }
 
@@ -510,5 +491,44 @@ public struct SourceState: Sendable, Equatable {
         self.fingerprint = fingerprint
         self.state = state
         self.syncedAt = syncedAt
+    }
+}
+
+/// What planning reads of a contact, as SQL: included contacts with a date of
+/// some kind (every included one with `undated`), the deceased only when
+/// `deceased` (then marked), from `contact` or a join, narrowed by a window.
+private struct PlanningQuery {
+    let deceased: Bool
+    let isDeceased: String
+    let dated: String
+
+    init(_ db: Database, deceased: Bool, undated: Bool) throws {
+        self.deceased = deceased
+        let handMemorials = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE kind = 'memorial')") ?? true
+        isDeceased = ContactColumns.deceased(handMemorials: handMemorials)
+        let handDates = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM contact_date WHERE value IS NOT NULL)") ?? true
+        dated = undated ? "1" : """
+            ((bday_month IS NOT NULL OR manual_bday IS NOT NULL)
+              AND manual_bday IS NOT '\(ContactColumns.clearedBirthday)' OR anniversary IS NOT NULL OR dates IS NOT NULL
+              OR id IN (SELECT contact_id FROM contact_extra WHERE manual_anniversary IS NOT NULL)
+              \(handDates ? "OR id IN (SELECT contact_id FROM contact_date WHERE value IS NOT NULL)" : "")
+              OR \(deceased ? "deathdate IS NOT NULL" : "0"))
+            """
+    }
+
+    /// From `from` (`contact`, or `contact` joined to another table), with the
+    /// window as SQL (`AND …`, and what may follow the WHERE clause).
+    func sql(from: String, window: String) -> String {
+        deceased ? """
+            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                   first_name, anniversary, dates, time_zone, deathdate, \(isDeceased)
+            FROM \(from)
+            WHERE decision = 1 AND \(dated)\(window)
+            """ : """
+            SELECT id, name, bday_month, bday_day, bday_year, bday_calendar, categories, manual_bday, included_at,
+                   first_name, anniversary, dates, time_zone
+            FROM \(from)
+            WHERE decision = 1 AND \(dated) AND NOT \(isDeceased)\(window)
+            """
     }
 }
