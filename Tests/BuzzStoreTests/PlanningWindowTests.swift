@@ -102,6 +102,21 @@ import Testing
         "2027-03-28T00:30:00Z", "2027-03-14T06:30:00Z", "2027-10-31T01:00:00Z", "2026-11-28T14:20:00Z",
     ]
 
+    /// The deliveries the ledger holds change nothing either: with the first
+    /// events of `full` recorded, the window passes over them as a full read does.
+    static func expectRecordedPassedOver(_ full: [PlannedEvent], planner: Planner, db: BuzzDatabase, everyone: [PlanningContact],
+                                         now: Int64, until: Int64?, limit: Int, largestOwn: Int, _ label: String) throws {
+        let recorded = RecordedDeliveries(keys: Set(full.prefix(3).flatMap { event in
+            event.channels.map { LedgerKey(eventID: event.id, channel: $0) }
+        }))
+        let fullLeft = planner.upcoming(everyone, now: now, until: until, limit: limit, recorded: recorded)
+        let windowedLeft = try planner.upcoming(now: now, until: until, limit: limit, recorded: recorded,
+                                                largestOwnOffset: largestOwn) { keys, perKey in
+            try db.plannableContacts(for: planner, within: keys, perKey: perKey)
+        }
+        #expect(windowedLeft == fullLeft, "recorded: \(label) limit \(limit)")
+    }
+
     @Test(arguments: [
         ("UTC", Feb29Policy.feb28, "09:00", "[0]"),
         ("Europe/Berlin", .mar1, "02:30", "[0, 7]"),
@@ -131,16 +146,8 @@ import Testing
                 }
                 #expect(windowed == full, "\(zone) \(feb29) \(moment) limit \(limit) days \(String(describing: days))")
                 guard limit == 64 || days == 3 else { continue }
-                // The deliveries the ledger holds change nothing either: the first ones found are passed over.
-                let recorded = RecordedDeliveries(keys: Set(full.prefix(3).flatMap { event in
-                    event.channels.map { LedgerKey(eventID: event.id, channel: $0) }
-                }))
-                let fullLeft = planner.upcoming(everyone, now: now, until: until, limit: limit, recorded: recorded)
-                let windowedLeft = try planner.upcoming(now: now, until: until, limit: limit, recorded: recorded,
-                                                        largestOwnOffset: largestOwn) { keys, perKey in
-                    try db.plannableContacts(for: planner, within: keys, perKey: perKey)
-                }
-                #expect(windowedLeft == fullLeft, "recorded: \(zone) \(moment) limit \(limit)")
+                try Self.expectRecordedPassedOver(full, planner: planner, db: db, everyone: everyone, now: now, until: until,
+                                                  limit: limit, largestOwn: largestOwn, "\(zone) \(moment)")
             }
         }
         // The window did narrow the read (not every answer came from reading all).
@@ -225,16 +232,8 @@ import Testing
                 }
                 #expect(windowed == full, "\(zone) \(moment) limit \(limit) days \(String(describing: days)) read \(perKeys)")
                 guard limit == 5 || days != nil else { continue }
-                // The first events recorded are passed over, here as in the full answer.
-                let recorded = RecordedDeliveries(keys: Set(full.prefix(3).flatMap { event in
-                    event.channels.map { LedgerKey(eventID: event.id, channel: $0) }
-                }))
-                let fullLeft = planner.upcoming(everyone, now: now, until: until, limit: limit, recorded: recorded)
-                let windowedLeft = try planner.upcoming(now: now, until: until, limit: limit, recorded: recorded,
-                                                        largestOwnOffset: largestOwn) { keys, perKey in
-                    try db.plannableContacts(for: planner, within: keys, perKey: perKey)
-                }
-                #expect(windowedLeft == fullLeft, "recorded: \(zone) \(moment) limit \(limit)")
+                try Self.expectRecordedPassedOver(full, planner: planner, db: db, everyone: everyone, now: now, until: until,
+                                                  limit: limit, largestOwn: largestOwn, "\(zone) \(moment)")
             }
         }
         // Streams were cut short, and some cuts had to read more (past the dead of Jun 2 and 3, at least).
