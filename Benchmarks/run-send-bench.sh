@@ -16,6 +16,7 @@ PROG='run-send-bench'
 . "$HERE/lib.sh"
 
 RUNS=${BENCH_RUNS:-10}
+PAIRS=${BENCH_PAIRS:-40}                   # rounds of buzz and curl in turns (the curl target's figures)
 WARMUP=${BENCH_WARMUP:-3}                   # untimed runs of each tool before its timed ones
 SINK=${BENCH_SINK:-auto}                   # auto | nginx | python
 TIMER=${BENCH_TIMER:-auto}                 # auto | hyperfine | bash
@@ -31,6 +32,7 @@ REPORT=$OUT/last-send-report.txt
 case $SINK in auto | nginx | python) ;; *) die "BENCH_SINK must be auto, nginx or python (got $SINK)" ;; esac
 case $TIMER in auto | hyperfine | bash) ;; *) die "BENCH_TIMER must be auto, hyperfine or bash (got $TIMER)" ;; esac
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer (got $RUNS)"
+[[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "BENCH_PAIRS must be a positive integer (got $PAIRS)"
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got $WARMUP)"
 
 mkdir -p "$OUT"
@@ -211,6 +213,43 @@ check_phase "apprise" "$base" "$((WARMUP + RUNS))" 0 >/dev/null
 APPRISE_REQS=$((WARMUP + RUNS))
 TIMED_TOTAL=$(sink_lines)
 
+# buzz and curl in turns (the order flipped every round), timed by one Python
+# process around each spawn: on a VM whose speed drifts from second to second,
+# two blocks of runs a minute apart compare two machines; turns compare the
+# tools. The curl target is checked on these.
+base=$(sink_lines)
+log "buzz and curl in turns ($PAIRS rounds)"
+python3 - "$PAIRS" "$TMPROOT/pairs.times" "${#BUZZ_CMD[@]}" "${BUZZ_CMD[@]}" "${CURL_CMD[@]}" <<'PY' || die "a run in turns failed"
+import os, shutil, sys, tempfile, time
+pairs, out, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+buzz, curl = sys.argv[4:4 + count], sys.argv[4 + count:]
+err = tempfile.TemporaryFile()
+# posix_spawn and waitpid, stdout to /dev/null and stderr to a file: no pipe
+# to read, so the timer wakes once, when the child ends.
+actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+def spawn(command):
+    return os.posix_spawn(shutil.which(command[0]) or command[0], command, os.environ, file_actions=actions)
+with open(out, "w") as times:
+    for round in range(pairs):
+        for name, command in ([("buzz", buzz), ("curl", curl)] if round % 2 == 0 else [("curl", curl), ("buzz", buzz)]):
+            err.seek(0)
+            err.truncate()
+            start = time.perf_counter()
+            _, status = os.waitpid(spawn(command), 0)
+            took = (time.perf_counter() - start) * 1000
+            if status != 0:
+                err.seek(0)
+                sys.stderr.write("%s failed (status %d): %s\n" % (name, status, err.read().decode(errors="replace")[:2000]))
+                sys.exit(1)
+            times.write("%s %d %.3f\n" % (name, round, took))
+PY
+check_phase "buzz and curl in turns" "$base" "$((2 * PAIRS))" 0 >/dev/null
+awk '$1 == "buzz" { print $3 }' "$TMPROOT/pairs.times" >"$TMPROOT/pairs-buzz.times"
+awk '$1 == "curl" { print $3 }' "$TMPROOT/pairs.times" >"$TMPROOT/pairs-curl.times"
+# The ratio within each round, buzz over curl.
+awk '{ t[$2, $1] = $3 } END { for (k in t) { split(k, p, SUBSEP); if (p[2] == "buzz") print t[p[1], "buzz"] / t[p[1], "curl"] } }' \
+    "$TMPROOT/pairs.times" >"$TMPROOT/pairs-ratio.times"
+
 # Peak RSS: one more run of each (two more requests, checked as well).
 base=$(sink_lines)
 log "peak RSS (one run each)"
@@ -230,6 +269,9 @@ APPRISE_BODY=$(awk -F'\t' -v n="$((BUZZ_REQS + CURL_REQS + 1))" 'NR == n { print
 read -r B_MED B_MIN B_MAX _ < <(stats "$TMPROOT/buzz.times")
 read -r A_MED A_MIN A_MAX _ < <(stats "$TMPROOT/apprise.times")
 read -r C_MED C_MIN C_MAX _ < <(stats "$TMPROOT/curl.times")
+read -r PB_MED _ < <(stats "$TMPROOT/pairs-buzz.times")
+read -r PC_MED _ < <(stats "$TMPROOT/pairs-curl.times")
+read -r PR_MED _ < <(stats "$TMPROOT/pairs-ratio.times")
 
 # ---------------------------------------------------------------- report
 {
@@ -252,20 +294,23 @@ read -r C_MED C_MIN C_MAX _ < <(stats "$TMPROOT/curl.times")
     awk -v bm="$B_MED" -v bn="$B_MIN" -v bx="$B_MAX" -v br="$BUZZ_RSS_KB" \
         -v am="$A_MED" -v an="$A_MIN" -v ax="$A_MAX" -v ar="$APPRISE_RSS_KB" \
         -v cm="$C_MED" -v cn="$C_MIN" -v cx="$C_MAX" -v cr="$CURL_RSS_KB" -v tc="$TARGET_CURL" \
-        -v tms="$TARGET_MS" -v tr="$TARGET_RATIO" '
+        -v tms="$TARGET_MS" -v tr="$TARGET_RATIO" -v pb="$PB_MED" -v pc="$PC_MED" -v pr="$PR_MED" -v pairs="$PAIRS" '
     function verdict(ok) { return ok ? "PASS" : "FAIL" }
     BEGIN {
         printf "%-22s %10s %10s %10s %14s\n", "wall time (ms)", "median", "min", "max", "peak RSS MB"
         printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "buzz send", bm, bn, bx, br / 1024
         printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "curl (same body)", cm, cn, cx, cr / 1024
         printf "%-22s %10.2f %10.2f %10.2f %14.1f\n", "apprise json://", am, an, ax, ar / 1024
+        printf "in turns, %d rounds: buzz median %.2f ms, curl median %.2f ms; median of the rounds'"'"' ratios %.2fx\n", pairs, pb, pc, pr
         print ""
         r = bm > 0 ? am / bm : 1e9
         printf "%-34s %10s %10s  %s\n", "check", "value", "target", "result"
         printf "%-34s %8.2fms %10s  %s\n", "buzz send median", bm, "<= " tms " ms", verdict(bm <= tms)
         printf "%-34s %9.1fx %10s  %s\n", "apprise median / buzz median", r, ">= " tr "x", verdict(r >= tr)
-        c = cm > 0 ? bm / cm : 1e9
-        printf "%-34s %9.2fx %10s  %s\n", "buzz median / curl median", c, "<= " tc "x", verdict(c <= tc)
+        c = pc > 0 ? pb / pc : 1e9
+        printf "%-34s %9.2fx %10s  %s\n", "buzz / curl, in turns (medians)", c, "<= " tc "x", verdict(c <= tc)
+        blocks = cm > 0 ? bm / cm : 1e9
+        printf "%-34s %9.2fx\n", "(in blocks: buzz / curl medians)", blocks
         printf "%-34s %8.1fMB\n", "buzz send peak RSS (one send)", br / 1024
     }'
 } | tee "$REPORT"
