@@ -76,13 +76,13 @@ extension Planner {
 
     /// `upcoming`, reading only the contacts whose dates fall near the window
     /// it looks at: `read(keys, perKey)` gives the contacts with a date keyed in
-    /// `keys` (and those without keys; with `perKey`, those with settings of
-    /// their own too, so `keys` need reach only as far as the configured
-    /// routes' largest offset), or every
-    /// plannable contact for nil keys; with `perKey`, at most that many of each
-    /// date stream (one kind of date, one key: a busy day of a big book), the
-    /// first ones in the byte order of their ids, and the streams it cut short.
-    /// The answer is the one `upcoming` gives over every contact.
+    /// `keys` and those without keys, or every plannable contact for nil keys.
+    /// With `perKey` it gives at most that many of each date stream (one kind
+    /// of date, one key: a busy day of a big book), the first ones in the byte
+    /// order of their ids, and the streams it cut short; it then also reads the
+    /// contacts with settings of their own whole, so `keys` need reach only as
+    /// far as the configured routes' largest offset. The answer is the one
+    /// `upcoming` gives over every contact.
     ///
     /// Without `until`, the window starts at today and tomorrow and doubles
     /// until it holds `limit` events; an event that fires in the window comes from a
