@@ -79,6 +79,8 @@ build_buzz() {
         BUZZ=$BUZZ_BIN
         log "using prebuilt buzz: $BUZZ"
     else
+        # The installed form links SQLite and libstdc++ in (contrib/static-link).
+        case " $* " in *" --static-swift-stdlib "*) set -- "$@" -Xlinker -L"$ROOT/contrib/static-link" ;; esac
         log "swift build $* --product buzz$note"
         (cd "$ROOT" && swift build "$@" --product buzz)
         BUZZ=$(cd "$ROOT" && swift build "$@" --show-bin-path)/buzz

@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-static=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld --scratch-path .build-static)
+static=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld
+    -Xlinker -L"$PWD/contrib/static-link" --scratch-path .build-static)
 plain=(-c release)
 status=0
 tmp=$(mktemp -d)

@@ -43,8 +43,10 @@ install_unit_path() {
 }
 
 # The static-stdlib release build both scripts make: static Swift runtime,
-# fixed address (-no-pie), the toolchain's lld (README "Install").
-buzz_release_flags=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld)
+# fixed address (-no-pie), the toolchain's lld, SQLite and libstdc++ linked in
+# (contrib/static-link; docs/install.md "Start-up time").
+buzz_release_flags=(-c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld
+    -Xlinker -L"$buzz_repo/contrib/static-link")
 
 # build_buzz_release: builds it (output to stderr) and prints the binary's path.
 build_buzz_release() {
