@@ -149,8 +149,12 @@ extension Planner {
     /// move its event later or drop it; contacts with settings of their own are
     /// read whole), and its id is past the stream's last one.
     private func isWhole(_ events: [PlannedEvent], cut: [CutStream], limit: Int, windowEnd: Int64, now: Int64) -> Bool {
+        // A key's three streams (birthdays, anniversaries, labelled dates) share its earliest event.
+        var earliestByKey: [Int: Int64] = [:]
         for stream in cut {
-            guard let earliest = earliestFire(ofKey: stream.key, now: now) else { continue }
+            // `Int64.max`: the key has no event (a Feb 30 read for its range).
+            let earliest = earliestByKey[stream.key] ?? earliestFire(ofKey: stream.key, now: now) ?? .max
+            earliestByKey[stream.key] = earliest
             guard events.count >= limit else {
                 // Every event up to the window's end belongs.
                 if earliest <= windowEnd { return false }

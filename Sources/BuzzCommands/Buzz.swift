@@ -55,21 +55,10 @@ public struct Buzz: AsyncParsableCommand {
         // of its life (BuzzDaemon's DaemonRuntime.swift). `run(_:)` is
         // nonisolated, so entering it is already such a job.
         if isDaemon(arguments) { DaemonExecutor.install() }
-        if let request = SendRequest(arguments: arguments) {
-            // A cold `buzz send`: on this thread alone (SendFastPath.swift).
-            Foundation.exit(request.runAsProcess())
-        }
-        if let plain = StatusCommand.fastPath(arguments) ?? UpcomingCommand.fastPath(arguments) {
-            // `status` (a bar runs it every few seconds) and `upcoming` are synchronous:
-            // on this thread too, without the hop to Swift's pool that `run` makes
-            // (a thread woken on an idle vCPU here starts 1.5-3.9 ms late).
-            do {
-                try plain()
-                Foundation.exit(0)
-            } catch {
-                Foundation.exit(exitStatus(for: error))
-            }
-        }
+        // The commands people run cold (`send`, `status` from a bar, `upcoming`) run
+        // on this thread alone, without the hop to Swift's pool that `run` makes (a
+        // thread woken on an idle vCPU here starts 1.5-3.9 ms late).
+        if let fast = FastPath(arguments) { Foundation.exit(fast.runAsProcess()) }
         Foundation.exit(await run(arguments))
     }
 
@@ -92,20 +81,14 @@ public struct Buzz: AsyncParsableCommand {
 
     /// Runs one command line (without the program name) in `Invocation.current`
     /// and returns the exit status `buzz` exits with. `main` is this plus the
-    /// process's umask, SIGPIPE and `exit` (and a plain `send` run on the main
-    /// thread alone: `SendRequest.runAsProcess`); other callers (the tests) bind their
+    /// process's umask, SIGPIPE and `exit` (and the fast paths run on the main
+    /// thread alone: `FastPath.runAsProcess`); other callers (the tests) bind their
     /// own invocation and leave the process as it is. `run` (the daemon) installs
     /// its own executor, so it belongs in a process of its own.
     public static func run(_ arguments: [String]) async -> Int32 {
         await exitStatus {
-            if let request = SendRequest(arguments: arguments) {
-                // `buzz send …` in its plain form skips argument-parser's reflection
-                // over every command (SendFastPath.swift); anything else, help and
-                // usage errors included, goes the normal way.
-                try await request.run()
-            } else if let plain = StatusCommand.fastPath(arguments) ?? UpcomingCommand.fastPath(arguments) {
-                // `buzz status`, as a status bar runs it, and `buzz upcoming`: the same shortcut.
-                try plain()
+            if let fast = FastPath(arguments) {
+                try await fast.run()
             } else {
                 var command = try parseAsRoot(arguments)
                 if var asyncCommand = command as? any AsyncParsableCommand {
@@ -196,4 +179,45 @@ func printError(_ message: String) {
 
 func printWarning(_ message: String) {
     Invocation.current.writeError(OneLine.escaped(message) + "\n")
+}
+
+/// A command line in a plain form that skips argument-parser's reflection over
+/// every command (`PlainCommandLine`): `buzz send …` (SendFastPath.swift), and
+/// `buzz status`, as a status bar runs it, and `buzz upcoming`. Anything else,
+/// help and usage errors included, goes the normal way.
+enum FastPath {
+    case send(SendRequest)
+    case plain(() throws -> Void)
+
+    init?(_ arguments: [String]) {
+        if let request = SendRequest(arguments: arguments) {
+            self = .send(request)
+        } else if let plain = StatusCommand.fastPath(arguments) ?? UpcomingCommand.fastPath(arguments) {
+            self = .plain(plain)
+        } else {
+            return nil
+        }
+    }
+
+    func run() async throws {
+        switch self {
+        case .send(let request): try await request.run()
+        case .plain(let plain): try plain()
+        }
+    }
+
+    /// As the whole process (`Buzz.main`), on the calling thread alone; the exit status.
+    func runAsProcess() -> Int32 {
+        switch self {
+        case .send(let request):
+            return request.runAsProcess()
+        case .plain(let plain):
+            do {
+                try plain()
+                return 0
+            } catch {
+                return Buzz.exitStatus(for: error)
+            }
+        }
+    }
 }

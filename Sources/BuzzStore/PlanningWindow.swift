@@ -60,11 +60,14 @@ extension BuzzDatabase {
             parts.append("SELECT id FROM contact WHERE decision = 1 AND \(birthdayKey) \(between)")
             parts.append("SELECT id FROM contact WHERE decision = 1 AND anniversary IS NOT NULL AND \(anniversaryKey) \(between)")
             parts.append("SELECT contact_id FROM contact_day WHERE day \(between)")
-            if deceased {
-                parts.append("SELECT id FROM contact WHERE decision = 1 AND deathdate IS NOT NULL AND \(deathKey) \(between)")
-            }
+            if deceased { parts.append(deathDates(between)) }
         }
         return (parts + keyless(deceased: deceased)).joined(separator: " UNION ALL ")
+    }
+
+    /// The included contacts with a date of death keyed `condition` (`BETWEEN …`).
+    private static func deathDates(_ condition: String) -> String {
+        "SELECT id FROM contact WHERE decision = 1 AND deathdate IS NOT NULL AND \(deathKey) \(condition)"
     }
 
     /// Card birthdays in another calendar (their own index since v4), and the
@@ -88,25 +91,21 @@ extension BuzzDatabase {
     /// (`contact_day_by_day` holds day and contact id). Contacts with a
     /// `contact_extra` row are not in the streams (`readWhole`).
     static let dateStreams: [(from: String, window: String)] = [
-        ("contact", " AND \(birthdayKey) = ? AND id NOT IN (SELECT contact_id FROM contact_extra) ORDER BY id LIMIT ?"),
-        ("contact", """
-             AND anniversary IS NOT NULL AND \(anniversaryKey) = ? AND id NOT IN (SELECT contact_id FROM contact_extra) \
-            ORDER BY id LIMIT ?
-            """),
-        ("contact_day JOIN contact ON contact.id = contact_day.contact_id", """
-             AND contact_day.day = ? AND contact_day.contact_id NOT IN (SELECT contact_id FROM contact_extra) \
-            ORDER BY contact_day.contact_id LIMIT ?
-            """),
+        ("contact", " AND \(birthdayKey) = ? AND id \(notReadWhole) ORDER BY id LIMIT ?"),
+        ("contact", " AND anniversary IS NOT NULL AND \(anniversaryKey) = ? AND id \(notReadWhole) ORDER BY id LIMIT ?"),
+        ("contact_day JOIN contact ON contact.id = contact_day.contact_id",
+         " AND contact_day.day = ? AND contact_day.contact_id \(notReadWhole) ORDER BY contact_day.contact_id LIMIT ?"),
     ]
+
+    /// Contacts with settings of their own are read whole (`readWhole`), not in the streams.
+    private static let notReadWhole = "NOT IN (SELECT contact_id FROM contact_extra)"
 
     /// Beside the date streams of a window: its dates of death (memorials: few),
     /// the dates without a key, and every contact with settings of its own.
     static func readWhole(within keys: DayKeyRanges, deceased: Bool) -> String {
         var parts: [String] = []
         if deceased {
-            for range in keys.ranges {
-                parts.append("SELECT id FROM contact WHERE decision = 1 AND deathdate IS NOT NULL AND \(deathKey) BETWEEN \(range.lowerBound) AND \(range.upperBound)")
-            }
+            for range in keys.ranges { parts.append(deathDates("BETWEEN \(range.lowerBound) AND \(range.upperBound)")) }
         }
         parts.append("SELECT contact_id FROM contact_extra")
         return (parts + keyless(deceased: deceased)).joined(separator: " UNION ALL ")

@@ -107,14 +107,12 @@ final class ServerProcess: Sendable {
 /// Ends `process` (SIGTERM, then SIGKILL after `grace`) and waits for it: for
 /// its end as the kernel sees it (`hasEnded`), not for Foundation to notice.
 private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
-    guard !hasEnded(process) else { return }
-    process.terminate()
-    if waitForEnd(process, limit: grace) { return }
-    kill(process.processIdentifier, SIGKILL)
-    waitForEnd(process, limit: .seconds(2))
+    guard process.isRunning else { return }
+    terminate(pid: process.processIdentifier, grace: grace)
 }
 
-/// The same for a child of the starter (the kernel reaps it: it is gone once ended).
+/// The same for a process by pid (a child of the starter, which the kernel
+/// reaps, or our own, which ends a zombie).
 private func terminate(pid: pid_t, grace: Duration = .seconds(2)) {
     guard !hasEnded(pid: pid) else { return }
     kill(pid, SIGTERM)
