@@ -318,7 +318,7 @@ public final class LazyTimeZone: Sendable {
     private let zone: Mutex<TimeZone?>
     private let make: @Sendable () -> TimeZone
 
-    /// A zone worked out by `make` when first read.
+    /// A zone worked out by `make` when first read (the system's, in `Context`).
     public init(_ make: @escaping @Sendable () -> TimeZone) {
         zone = Mutex(nil)
         self.make = make

@@ -74,7 +74,7 @@ struct SendRequest {
     func run() async throws {
         // No database, no contacts: a cold `send` only reads the config (and
         // libcurl is loaded only when a channel needs it).
-        let context = try Context(global, lazySystemZone: true)
+        let context = try Context(global)
         let wiring = ChannelWiring(context: context)
         let names = channels.isEmpty ? context.defaultChannels : channels
         let configs = try names.map(wiring.config(named:))
