@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(name: "carddav-bench", dependencies: ["BuzzCardDAV", "BirthdayBuzz"],
                           path: "Benchmarks/CardDAVBench"),
         // A recording channel, a fixed clock and the conformance suite every adapter runs.
-        .target(name: "BuzzTestKit", dependencies: ["BirthdayBuzz", "BuzzCommands"]),
+        .target(name: "BuzzTestKit", dependencies: ["BirthdayBuzz", "BuzzCommands"], resources: [.copy("Resources/python_starter.py")]),
         .target(
             name: "BuzzStore",
             dependencies: [

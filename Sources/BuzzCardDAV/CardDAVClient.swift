@@ -154,7 +154,8 @@ public final class CardDAVClient: Sendable {
                     || book.href.split(separator: "/").last.map(String.init) == name.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
             }
             guard let found else {
-                let names = books.map { $0.displayName ?? $0.href }.joined(separator: ", ")
+                // Sorted: the server lists them in its own order (Radicale: its folder's, which differs by file system).
+                let names = books.map { $0.displayName ?? $0.href }.sorted().joined(separator: ", ")
                 throw CardDAVError(.configuration, "\(configuration.name): no address book \"\(name)\" on the server (it has: \(names.isEmpty ? "none" : names))")
             }
             return found

@@ -23,12 +23,21 @@ import Testing
         + "E-mail 2 - Label,E-mail 2 - Value,Phone 1 - Label,Phone 1 - Value,Phone 2 - Label,Phone 2 - Value,"
         + "Event 1 - Label,Event 1 - Value"
 
+    static let newColumns = columns(newHeader)
+
     static func newRow(_ cells: [String: String]) -> String {
-        row(header: newHeader, cells)
+        row(columns: newColumns, cells)
+    }
+
+    static func columns(_ header: String) -> [String] {
+        header.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
     }
 
     static func row(header: String, _ cells: [String: String]) -> String {
-        let columns = header.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        row(columns: columns(header), cells)
+    }
+
+    static func row(columns: [String], _ cells: [String: String]) -> String {
         for key in cells.keys { precondition(columns.contains(key), "no column \(key)") }
         return columns.map { cells[$0] ?? "" }.joined(separator: ",")
     }

@@ -113,8 +113,7 @@ import Testing
         #expect(upcomingBefore.stdout == upcomingAfter.stdout)
         #expect(upcomingBefore.stdout.contains(#""id":"urn:uuid:feb29-lea/1/2027-02-28""#))
         // --data-dir after the command name works too.
-        let dataAfter = try await sandbox.run(["list", "--json", "--now", "2027-02-20", "--data-dir", sandbox.dataDir],
-                                              dataDir: false)
+        let dataAfter = try await sandbox.run(["list", "--json", "--now", "2027-02-20", "--data-dir", sandbox.dataDir])
         #expect(dataAfter.stdout == before.stdout)
     }
 

@@ -82,10 +82,10 @@ import Testing
         let sandbox = try Sandbox()
         let blocker = try sandbox.write("blocker", "a file, not a folder\n")
         let dataDir = blocker + "/sub/data"
-        let doctor = try await sandbox.run(["--data-dir", dataDir, "doctor"], dataDir: false)
+        let doctor = try await sandbox.run(["--data-dir", dataDir, "doctor"])
         #expect(doctor.status == 1, "\(doctor)")
         #expect(doctor.stdout.contains("FAIL  data dir \(dataDir) cannot be created (\(blocker) is not a folder)"), "\(doctor)")
-        let list = try await sandbox.run(["--data-dir", dataDir, "list"], dataDir: false)
+        let list = try await sandbox.run(["--data-dir", dataDir, "list"])
         #expect(list.status == 1, "\(list)")
         #expect(list.stderr == "buzz: \(dataDir): cannot create the data dir (\(blocker) is not a folder)\n", "\(list)")
     }
@@ -96,7 +96,7 @@ import Testing
     @Test func shortRelativeDataDirsAndRacingFirstUse() async throws {
         let sandbox = try Sandbox()
         for dataDir in ["d", "x/y"] {
-            let list = try await sandbox.run(["--data-dir", dataDir, "list"], dataDir: false)
+            let list = try await sandbox.run(["--data-dir", dataDir, "list"])
             #expect(list.status == 0, "\(dataDir): \(list)")
             #expect(FileManager.default.fileExists(atPath: sandbox.root + "/" + dataDir + "/buzz.sqlite"))
         }
@@ -106,8 +106,7 @@ import Testing
                 for index in 0..<10 {
                     group.addTask {
                         try await sandbox.run(["--data-dir", dataDir, "--config", "/dev/null",
-                                               index.isMultiple(of: 2) ? "tick" : "list", "--now", "2027-01-01"],
-                                              dataDir: false)
+                                               index.isMultiple(of: 2) ? "tick" : "list", "--now", "2027-01-01"])
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -159,7 +158,8 @@ import Testing
         let sandbox = try Sandbox()
         #expect(try await sandbox.run(["--config", "/dev/null", "tick"]).status == 0)
         let binary = try #require(BuzzBinary.path)
-        chmod(sandbox.root, 0o755)
+        // The way down to the data dir open to "nobody" (the data dir's parent is made private, 0700).
+        for folder in [sandbox.root, (sandbox.dataDir as NSString).deletingLastPathComponent] { chmod(folder, 0o755) }
         let nobody = try #require(getpwnam("nobody")).pointee
         for path in [sandbox.dataDir, sandbox.dataDir + "/buzz.sqlite"] { chown(path, nobody.pw_uid, nobody.pw_gid) }
         for sidecar in ["-wal", "-shm"] { chown(sandbox.dataDir + "/buzz.sqlite" + sidecar, nobody.pw_uid, nobody.pw_gid) }
@@ -186,7 +186,7 @@ import Testing
 
     @Test func anEmptyDataDirIsAUsageError() async throws {
         let sandbox = try Sandbox()
-        let result = try await sandbox.run(["--data-dir", "", "list"], dataDir: false)
+        let result = try await sandbox.run(["--data-dir", "", "list"])
         #expect(result.status == 2, "\(result)")
         #expect(result.stderr.contains("--data-dir is empty"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.root + "/buzz.sqlite"))
@@ -196,7 +196,7 @@ import Testing
         let sandbox = try Sandbox()
         let dataDir = sandbox.root + "/deep/nested/buzz-data"
         let file = try sandbox.write("p.vcf", VCard.card(uid: "p", name: "Pat Private", bday: "--0101"))
-        let result = try await sandbox.run(["--data-dir", dataDir, "import", file], dataDir: false)
+        let result = try await sandbox.run(["--data-dir", dataDir, "import", file])
         #expect(result.status == 0, "\(result)")
         func mode(_ path: String) throws -> Int? {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -213,7 +213,7 @@ import Testing
         let sandbox = try Sandbox()
         let file = try sandbox.write("x.vcf", VCard.card(uid: "x", name: "Xena Xdg", bday: "--0101"))
         // No --data-dir: $XDG_DATA_HOME/birthdaybuzz.
-        let result = try await sandbox.run(["import", file], dataDir: false)
+        let result = try await sandbox.run(["import", file])
         #expect(result.status == 0, "\(result)")
         #expect(FileManager.default.fileExists(atPath: sandbox.root + "/xdg-data/birthdaybuzz/buzz.sqlite"))
     }
@@ -224,14 +224,13 @@ import Testing
         let envData = sandbox.root + "/env-data"
         let file = try sandbox.write("e.vcf", VCard.card(uid: "e", name: "Eve Env", bday: "--0229"))
         let env: [String: String?] = ["BUZZ_CONFIG": config, "BUZZ_DATA_DIR": envData]
-        let imported = try await sandbox.run(["import", file], dataDir: false, environment: env)
+        let imported = try await sandbox.run(["import", file], environment: env)
         #expect(imported.status == 0, "\(imported)")
         #expect(FileManager.default.fileExists(atPath: envData + "/buzz.sqlite"))
-        let list = try await sandbox.run(["list", "--json", "--now", "2027-02-01"], dataDir: false, environment: env)
+        let list = try await sandbox.run(["list", "--json", "--now", "2027-02-01"], environment: env)
         #expect(list.stdout.contains(#""next":"2027-03-01""#), "BUZZ_CONFIG is read: \(list)")
         // The options win over the variables.
-        let other = try await sandbox.run(["list", "--json", "--now", "2027-02-01", "--data-dir", sandbox.dataDir],
-                                          dataDir: false, environment: env)
+        let other = try await sandbox.run(["list", "--json", "--now", "2027-02-01", "--data-dir", sandbox.dataDir], environment: env)
         #expect(other.status == 0)
         #expect(other.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(other)")
     }

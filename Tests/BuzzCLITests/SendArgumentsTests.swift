@@ -21,7 +21,7 @@ import Testing
             ["send", "--title", "T", "--", "hi"],
         ]
         for form in forms {
-            let result = try await sandbox.run(form, dataDir: !form.contains("--data-dir"))
+            let result = try await sandbox.run(form)
             #expect(result.status == 0, "\(form): \(result)")
             #expect(printed(result) == ["🎂 T", "hi"], "\(form): \(result)")
         }

@@ -74,7 +74,7 @@ import Testing
             url = "\(url)"
             \(apiURL.map { "api_url = \"\($0)\"" } ?? "")
             """)
-        let run = try await sandbox.run(["send", "--channel", "hook", "--title", title, body], dataDir: false)
+        let run = try await sandbox.run(["send", "--channel", "hook", "--title", title, body])
         #expect(run.status == 0, "\(run)")
         // The URL is a secret: the file's mode draws the inline-secret warning, and no output shows any of it.
         #expect(run.stderr.contains("holds a secret inline"), "\(run)")

@@ -66,7 +66,7 @@ struct MatrixCLITests {
             url = "https://matrix.example.org/_matrix/client/v3/rooms/!r:example.org/send/m.room.message"
             msgtype = "m.emote"
             """)
-        let result = try await sandbox.run(["channels"], dataDir: false)
+        let result = try await sandbox.run(["channels"])
         #expect(result.status == 2 && result.stderr.contains("msgtype") && result.stderr.contains("m.notice or m.text"), "\(result)")
     }
 }

@@ -42,7 +42,7 @@ import Testing
                 == Set(expected.keys))
         for (channel, path) in expected.sorted(by: { $0.key < $1.key }) {
             try await sink.clearRequests()
-            let run = try await sandbox.run(["send", "--channel", channel, "--title", "Ada turns 37", "Tomorrow"], dataDir: false,
+            let run = try await sandbox.run(["send", "--channel", channel, "--title", "Ada turns 37", "Tomorrow"],
                                             environment: environment)
             #expect(run.status == 0, "\(channel): \(run)")
             let requests = try await sink.requests()
@@ -81,7 +81,7 @@ import Testing
             api_url = "\(pushoverBase)"
             """)
         chmod(sandbox.configPath, 0o600)
-        let list = try await sandbox.run(["channels", "list"], dataDir: false)
+        let list = try await sandbox.run(["channels", "list"])
         #expect(list.status == 0, "\(list)")
         #expect(list.stdout.contains("pover://127.0.0.1:"), "\(list)")
         // Each reply echoes the credentials, as a careless error page does.

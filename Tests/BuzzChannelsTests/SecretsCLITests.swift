@@ -41,7 +41,7 @@ struct SecretsCLITests {
             """)
         chmod(sandbox.configPath, 0o600)
 
-        let send = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
+        let send = try await sandbox.run(["send", "--channel", "hook", "hello"])
         #expect(send.status == 1 && send.stderr.contains("HTTP 500"), "\(send)")
         #expect(send.stderr.contains("X-Api-Key: ***") && send.stderr.contains("Authorization: Basic ***"), "\(send)")
         Self.expectNoSecrets(send.stdout + send.stderr)
@@ -50,7 +50,7 @@ struct SecretsCLITests {
         #expect(first.headers["X-Api-Key"] == Self.inlineKey)
         #expect(first.headers["Authorization"] == "Basic " + Self.basic)
 
-        let test = try await sandbox.run(["channels", "test", "hook"], dataDir: false)
+        let test = try await sandbox.run(["channels", "test", "hook"])
         #expect(test.status == 1 && test.stderr.contains("X-Api-Key: ***"), "\(test)")
         Self.expectNoSecrets(test.stdout + test.stderr)
 
@@ -122,7 +122,7 @@ struct SecretsCLITests {
             to = "me@example.org"
             """)
         chmod(sandbox.configPath, 0o600)
-        let wrong = try await sandbox.run(["channels", "test", "mail"], dataDir: false,
+        let wrong = try await sandbox.run(["channels", "test", "mail"],
                                           environment: ["SMTP_PASSWORD": "the password 42"])
         #expect(wrong.status == 1, "\(wrong)")
         #expect(wrong.stderr.contains("login refused for buzz: check the password"), "\(wrong)")

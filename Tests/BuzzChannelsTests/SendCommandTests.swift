@@ -23,7 +23,7 @@ import Testing
             Authorization = { env = "HOOK_AUTH" }
             """)
         chmod(sandbox.configPath, 0o644)
-        let ok = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false)
+        let ok = try await sandbox.run(["send", "--channel", "hook", "hello"])
         #expect(ok.status == 0, "\(ok)")
         // The token sits in the file and others can read it: one warning line, without the token.
         #expect(ok.stderrLines.count == 1 && ok.stderr.contains("chmod 600"), "\(ok)")
@@ -37,7 +37,7 @@ import Testing
         #expect(json["event"] as? String == "message")
         #expect(json["body"] as? String == "hello")
 
-        let bad = try await sandbox.run(["send", "--channel", "down", "hello"], dataDir: false,
+        let bad = try await sandbox.run(["send", "--channel", "down", "hello"],
                                         environment: ["HOOK_AUTH": "Bearer header-secret-456"])
         #expect(bad.status == 1, "\(bad)")
         #expect(bad.stderrLines.count == 1)
@@ -46,11 +46,11 @@ import Testing
         #expect(!bad.stderr.contains("header-secret-456"))
         #expect(try await failing.requests().first?.headers["Authorization"] == "Bearer header-secret-456")
 
-        let list = try await sandbox.run(["channels", "list"], dataDir: false, environment: ["HOOK_AUTH": "Bearer header-secret-456"])
+        let list = try await sandbox.run(["channels", "list"], environment: ["HOOK_AUTH": "Bearer header-secret-456"])
         #expect(list.status == 0)
         #expect(!list.stdout.contains("url-secret-123") && !list.stdout.contains("/hook"))
 
-        let unknown = try await sandbox.run(["send", "--channel", "nowhere", "hello"], dataDir: false)
+        let unknown = try await sandbox.run(["send", "--channel", "nowhere", "hello"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("nowhere"))
     }
@@ -67,12 +67,12 @@ import Testing
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[channels.hook]\ntype = \"webhook\"\nurl = \"\(base.absoluteString)/hook\"\n")
         chmod(sandbox.configPath, 0o600)
-        let proxied = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false,
+        let proxied = try await sandbox.run(["send", "--channel", "hook", "hello"],
                                             environment: ["http_proxy": proxyBase.absoluteString], process: true)
         #expect(proxied.status == 0, "\(proxied)")
         #expect(try await proxy.requests().map(\.path) == [base.absoluteString + "/hook"])  // absolute form: a proxy request
         #expect(try await sink.requests().isEmpty)
-        let direct = try await sandbox.run(["send", "--channel", "hook", "hello"], dataDir: false, process: true)
+        let direct = try await sandbox.run(["send", "--channel", "hook", "hello"], process: true)
         #expect(direct.status == 0, "\(direct)")
         #expect(try await sink.requests().map(\.path) == ["/hook"])
         #expect(try await proxy.requests().count == 1)
@@ -95,8 +95,7 @@ import Testing
             to = "me@example.org"
             ca_file = "\(certificate)"
             """)
-        let sent = try await sandbox.run(["send", "--channel", "mail", "--title", "Geburtstag von Jürgen", "Er wird 40."],
-                                         dataDir: false, environment: ["SMTP_PASSWORD": "smtp-secret-789"])
+        let sent = try await sandbox.run(["send", "--channel", "mail", "--title", "Geburtstag von Jürgen", "Er wird 40."], environment: ["SMTP_PASSWORD": "smtp-secret-789"])
         #expect(sent.status == 0, "\(sent)")
         let mail = try #require(try await sink.waitForMessages(count: 1).first)
         #expect(mail.tls)
@@ -108,7 +107,7 @@ import Testing
             """, [mail.header("Subject") ?? ""])
         #expect(subject.stdout == "Geburtstag von Jürgen")
 
-        let wrong = try await sandbox.run(["send", "--channel", "mail", "x"], dataDir: false,
+        let wrong = try await sandbox.run(["send", "--channel", "mail", "x"],
                                           environment: ["SMTP_PASSWORD": "not-the-password"])
         #expect(wrong.status == 1)
         #expect(!wrong.stderr.contains("not-the-password"))
@@ -131,7 +130,7 @@ import Testing
             type = "dbus"
             """)
         chmod(sandbox.configHome + "/birthdaybuzz", 0o700)
-        let result = try await sandbox.run(["send", "--channel", "phone", "hi"], dataDir: false)
+        let result = try await sandbox.run(["send", "--channel", "phone", "hi"])
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.contains("temporary"))
         #expect(result.stderr.contains("gateway busy"))
@@ -140,7 +139,7 @@ import Testing
         #expect(json["body"] as? String == "hi")
 
         // No session bus in the sandbox: one plain line, exit 1.
-        let desktop = try await sandbox.run(["send", "--channel", "desk", "hi"], dataDir: false)
+        let desktop = try await sandbox.run(["send", "--channel", "desk", "hi"])
         #expect(desktop.status == 1)
         #expect(desktop.stderrLines.count == 1)
         #expect(desktop.stderr.lowercased().contains("session bus"))
@@ -206,9 +205,9 @@ import Testing
         chmod(sandbox.root + "/cfg.toml", 0o600)
         try sandbox.write("templates/en/reminder.mustache", "Relative {{name}}\n\nbody\n")
         for config in ["cfg.toml", "./cfg.toml"] {
-            let result = try await sandbox.run(["--config", config, "send", "--channel", "phone", "hi"], dataDir: false)
+            let result = try await sandbox.run(["--config", config, "send", "--channel", "phone", "hi"])
             #expect(result.status == 0, "\(config): \(result)")
-            let doctor = try await sandbox.run(["--config", config, "doctor"], dataDir: false)
+            let doctor = try await sandbox.run(["--config", config, "doctor"])
             #expect(doctor.stdout.contains(sandbox.root + "/templates"), "\(config): \(doctor)")
         }
         #expect(FileManager.default.fileExists(atPath: sandbox.root + "/stdin.json"))

@@ -1,5 +1,8 @@
 import BuzzTestKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A throwaway session bus for one test: `dbus-daemon` on a socket in a fresh
 /// temporary directory, optionally with Debian's python-dbusmock serving
@@ -21,7 +24,7 @@ final class PrivateBus {
     let logFile: URL?
     private let capabilities: String?
     private var daemon: Process?
-    private var notificationServer: Process?
+    private var notificationServer: ServerHandle?
 
     /// Starts a bus, and on it a notification server unless `notificationServer` is false.
     ///
@@ -154,10 +157,7 @@ final class PrivateBus {
     /// notifications from 1 again; what the old one showed is gone, without a
     /// `NotificationClosed`. Its log goes on in the same file.
     func restartNotificationServer() async throws {
-        if let server = notificationServer, !hasEnded(server) {
-            kill(server.processIdentifier, SIGKILL)
-            waitForEnd(server)
-        }
+        if let server = notificationServer { Self.kill(server) }
         notificationServer = nil
         if logFile != nil { try Data(try log().utf8).write(to: directory.appendingPathComponent("notifications.before-restart.log")) }
         try await startNotificationServer()
@@ -186,12 +186,12 @@ final class PrivateBus {
     /// Starts python-dbusmock's notification server on the bus (when this bus has one).
     private func startNotificationServer() async throws {
         guard let logFile else { return }
-        var arguments = ["-m", "dbusmock", "--template", "notification_daemon", "-l", logFile.path]
+        var arguments = ["--template", "notification_daemon", "-l", logFile.path]
         if let capabilities {
             let parameters = try JSONSerialization.data(withJSONObject: ["capabilities": capabilities])
             arguments += ["-p", String(decoding: parameters, as: UTF8.self)]
         }
-        notificationServer = try launch(ServerGate.python, arguments, output: "dbusmock.out")
+        notificationServer = try await launchNotificationServer(arguments)
         try await waitFor("python-dbusmock to own org.freedesktop.Notifications") {
             let reply = try await self.dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                                  "org.freedesktop.DBus.NameHasOwner",
@@ -201,16 +201,42 @@ final class PrivateBus {
     }
 
     private func stopProcesses() {
-        for process in [notificationServer, daemon].compactMap({ $0 }) where !hasEnded(process) {
-            // Foundation spawns children from a Dispatch worker thread, whose signal mask
-            // (blocking SIGTERM) they inherit: `terminate()` would never end them.
-            kill(process.processIdentifier, SIGKILL)
-            waitForEnd(process)  // not waitUntilExit(): see hasEnded
+        for server in [notificationServer, daemon.map { .process($0, stdin: FileHandle.nullDevice) }].compactMap({ $0 }) {
+            Self.kill(server)
         }
         notificationServer = nil
         daemon = nil
         // A killed dbus-daemon leaves its socket behind; a restart needs the path free.
         try? FileManager.default.removeItem(at: directory.appendingPathComponent("bus"))
+    }
+
+    /// SIGKILL, and waits for the end as the kernel sees it (not `waitUntilExit()`: see
+    /// `hasEnded`). Foundation spawns children from a Dispatch worker thread, whose signal
+    /// mask (blocking SIGTERM) they inherit: `terminate()` would never end them.
+    private static func kill(_ server: ServerHandle) {
+        guard server.isRunning else { return }
+        Glibc.kill(server.processIdentifier, SIGKILL)
+        waitForEnd(pid: server.processIdentifier)
+    }
+
+    /// What python-dbusmock's notification server imports (0.09 s of CPU for each
+    /// start from scratch), loaded once by its `PythonStarter`.
+    private static let dbusmockModules = PythonStarter.Preload(
+        modules: ["dbus", "dbus.mainloop.glib", "dbusmock", "dbusmock.__main__", "dbusmock.templates.notification_daemon"])
+
+    /// `python3 -m dbusmock arguments…` on this bus, forked from a `PythonStarter`
+    /// (else a process of its own), its output in `dbusmock.out`.
+    private func launchNotificationServer(_ arguments: [String]) async throws -> ServerHandle {
+        let output = directory.appendingPathComponent("dbusmock.out")
+        if let starter = PythonStarter.shared(python: ServerGate.python, preload: Self.dbusmockModules),
+           FileManager.default.createFile(atPath: output.path, contents: nil),
+           let pid = try await starter.start(module: "dbusmock", arguments: arguments,
+                                             environment: ["DBUS_SESSION_BUS_ADDRESS": address], directory: directory,
+                                             output: output, errors: output, timeout: .seconds(30)) {
+            return .forked(pid)
+        }
+        return .process(try launch(ServerGate.python, ["-m", "dbusmock"] + arguments, output: "dbusmock.out"),
+                        stdin: FileHandle.nullDevice)
     }
 
     private func launch(_ executable: String, _ arguments: [String], output name: String) throws -> Process {

@@ -37,39 +37,9 @@ final class ServerProcess: Sendable {
     /// Folder of the server's stdout/stderr files; removed by `stop()`.
     let directory: URL
 
-    /// The server as a `Process` of ours, or as a child of the starter (a pid).
-    enum Handle: Sendable {
-        case process(Process, stdin: FileHandle)
-        case forked(pid_t)
+    private let running: Mutex<ServerHandle?>
 
-        var processIdentifier: Int32 {
-            switch self {
-            case .process(let process, _): process.processIdentifier
-            case .forked(let pid): pid
-            }
-        }
-
-        var isRunning: Bool {
-            switch self {
-            case .process(let process, _): process.isRunning
-            case .forked(let pid): !hasEnded(pid: pid)
-            }
-        }
-
-        func stop() {
-            switch self {
-            case .process(let process, let stdin):
-                try? stdin.close()
-                terminate(process)
-            case .forked(let pid):
-                terminate(pid: pid)
-            }
-        }
-    }
-
-    private let running: Mutex<Handle?>
-
-    fileprivate init(name: String, port: Int, directory: URL, handle: Handle) {
+    fileprivate init(name: String, port: Int, directory: URL, handle: ServerHandle) {
         self.name = name
         self.port = port
         self.directory = directory
@@ -95,7 +65,7 @@ final class ServerProcess: Sendable {
 
     /// SIGTERM, wait up to 2 s, then SIGKILL. Idempotent.
     func stop() {
-        let handle = running.withLock { handle -> Handle? in
+        let handle = running.withLock { handle -> ServerHandle? in
             defer { handle = nil }
             return handle
         }
@@ -104,91 +74,14 @@ final class ServerProcess: Sendable {
     }
 }
 
-/// Ends `process` (SIGTERM, then SIGKILL after `grace`) and waits for it: for
-/// its end as the kernel sees it (`hasEnded`), not for Foundation to notice.
-private func terminate(_ process: Process, grace: Duration = .seconds(2)) {
-    guard process.isRunning else { return }
-    terminate(pid: process.processIdentifier, grace: grace)
-}
+/// What the sinks import (http.server, asyncio, ssl, aiosmtpd: about 0.1-0.2 s
+/// of CPU for each sink started from scratch), loaded once by their starter.
+private let sinkModules = PythonStarter.Preload(
+    paths: [ServerGate.serversDirectory.path],
+    modules: ["argparse", "asyncio", "base64", "http.server", "logging", "ssl", "threading", "time", "warnings",
+              "aiosmtpd.smtp", "sink_common"])
 
-/// The same for a process by pid (a child of the starter, which the kernel
-/// reaps, or our own, which ends a zombie).
-private func terminate(pid: pid_t, grace: Duration = .seconds(2)) {
-    guard !hasEnded(pid: pid) else { return }
-    kill(pid, SIGTERM)
-    if waitForEnd(pid: pid, limit: grace) { return }
-    kill(pid, SIGKILL)
-    waitForEnd(pid: pid, limit: .seconds(2))
-}
-
-/// The test process's environment, with Python's output unbuffered (the READY
-/// line is read from a file) and no bytecode written beside the scripts.
-private var pythonEnvironment: [String: String] {
-    var environment = ProcessInfo.processInfo.environment
-    environment["PYTHONUNBUFFERED"] = "1"
-    environment["PYTHONDONTWRITEBYTECODE"] = "1"
-    return environment
-}
-
-/// `sink_starter.py`, one per test process, started on first use: it imports
-/// what the sinks need once and forks each sink from there, which takes a few
-/// milliseconds of CPU instead of the 0.1-0.2 s a fresh `python3 sink.py`
-/// spends importing (a whole suite starts about 150 sinks).
-private final class SinkStarter: Sendable {
-    private let process: Process
-    private let stdin: Mutex<FileHandle>
-
-    private init(process: Process, stdin: FileHandle) {
-        self.process = process
-        self.stdin = Mutex(stdin)
-    }
-
-    /// The process's starter; nil when it cannot run (then sinks start on their own).
-    static var shared: SinkStarter? {
-        instance.withLock { instance in
-            if let running = instance, running.process.isRunning { return running }
-            instance = start()
-            return instance
-        }
-    }
-
-    private static let instance = Mutex<SinkStarter?>(nil)
-
-    private static func start() -> SinkStarter? {
-        let script = ServerGate.serversDirectory.appendingPathComponent("sink_starter.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerGate.python)
-        process.arguments = [script.path]
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        // Its own complaints (a bad request line) go where the test run's go.
-        process.standardError = FileHandle.standardError
-        process.environment = pythonEnvironment
-        do {
-            try process.run()
-        } catch {
-            return nil
-        }
-        return SinkStarter(process: process, stdin: stdin.fileHandleForWriting)
-    }
-
-    /// Asks for `script arguments…` with its outputs in `directory`; false when
-    /// the starter is gone.
-    func start(_ script: URL, arguments: [String], directory: URL) -> Bool {
-        let request: [String: Any] = [
-            "script": script.path, "args": arguments, "directory": directory.path,
-            "stdout": directory.appendingPathComponent("stdout").path,
-            "stderr": directory.appendingPathComponent("stderr").path,
-        ]
-        guard let data = try? JSONSerialization.data(withJSONObject: request) else { return false }
-        return stdin.withLock { handle in
-            (try? handle.write(contentsOf: data + Data("\n".utf8))) != nil
-        }
-    }
-}
-
-/// Starts `<Servers/script> arguments…` through the `SinkStarter` (else as
+/// Starts `<Servers/script> arguments…` through a `PythonStarter` (else as
 /// `ServerGate.python <script> --exit-on-eof arguments…`), waits (up to
 /// `timeout`) for `READY <port>` on its stdout and returns the running server.
 /// Throws "<script> did not start: <stderr>" when the process exits, prints
@@ -222,24 +115,10 @@ func startProcess(
         throw TestServerError(description: "\(script) did not start: no such file \(scriptURL.path)")
     }
 
-    let handle: ServerProcess.Handle
-    if let starter = SinkStarter.shared, starter.start(scriptURL, arguments: arguments, directory: directory) {
-        // The child writes its pid before it runs the script.
-        let pidURL = directory.appendingPathComponent("pid")
-        let deadline = ContinuousClock.now + timeout
-        var pid: pid_t?
-        while pid == nil {
-            let text = (try? String(contentsOf: pidURL, encoding: .utf8)) ?? ""
-            if text.hasSuffix("\n"), let value = pid_t(text.dropLast()) {
-                pid = value
-            } else if ContinuousClock.now >= deadline {
-                try? fileManager.removeItem(at: directory)
-                throw failure("the sink starter did not start it within \(timeout)")
-            } else {
-                try await Task.sleep(for: .milliseconds(2))
-            }
-        }
-        handle = .forked(pid ?? 0)
+    let handle: ServerHandle
+    if let starter = PythonStarter.shared(python: ServerGate.python, preload: sinkModules),
+       let pid = try await starter.start(scriptURL.path, arguments: arguments, directory: directory, timeout: timeout) {
+        handle = .forked(pid)
     } else {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ServerGate.python)
@@ -251,7 +130,7 @@ func startProcess(
         process.standardInput = stdin
         process.standardOutput = stdoutHandle
         process.standardError = stderrHandle
-        process.environment = pythonEnvironment
+        process.environment = PythonStarter.pythonEnvironment
         do {
             try process.run()
         } catch {
@@ -344,7 +223,7 @@ func runProgram(
     let deadline = clock.now + timeout
     while process.isRunning {
         if clock.now >= deadline {
-            terminate(process)
+            if process.isRunning { terminate(pid: process.processIdentifier) }
             throw TestServerError(description: "\(executable) did not finish within \(timeout)")
         }
         try await Task.sleep(for: .milliseconds(5))
