@@ -73,7 +73,7 @@ public final class Sandbox: Sendable {
     public let home: String
 
     public init() throws {
-        let base = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        let base = TestFolders.temporary.standardizedFileURL.path
         root = base + "/buzz-cli-" + UUID().uuidString.lowercased()
         // The default one ($XDG_DATA_HOME/birthdaybuzz): a command needs no --data-dir, and
         // the same command line is the same in every sandbox (`CommandLines`).

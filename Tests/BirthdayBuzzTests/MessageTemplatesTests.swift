@@ -1,4 +1,5 @@
 import Foundation
+import BuzzTestKit
 import Testing
 @testable import BirthdayBuzz
 import BuzzFiles
@@ -34,7 +35,7 @@ import BuzzFiles
 
     /// A fresh folder, removed after `body`.
     static func withTempFolder(_ files: [String: String], _ body: (String) throws -> Void) throws {
-        let root = FileManager.default.temporaryDirectory
+        let root = TestFolders.temporary
             .appendingPathComponent("buzz-templates-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         for (path, text) in files {
@@ -567,7 +568,7 @@ import BuzzFiles
     }
 
     @Test func anOverrideThatIsNotUTF8NamesItsLine() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-templates-\(UUID().uuidString)").path
+        let root = TestFolders.temporary.appendingPathComponent("buzz-templates-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root + "/fr", withIntermediateDirectories: true)
         // "Anniversaire" then a Latin-1 "é" on the body line.

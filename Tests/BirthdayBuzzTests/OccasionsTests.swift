@@ -197,7 +197,7 @@ import BuzzFiles
     }
 
     @Test func notesAreATemplateVariable() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-notes-\(UUID().uuidString)")
+        let folder = TestFolders.temporary.appendingPathComponent("buzz-notes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("en"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try "{{name}}\n\n{{#notes}}* {{.}}\n{{/notes}}{{#has_gift_ideas}}ideas:{{#gift_ideas}} [{{.}}]{{/gift_ideas}}{{/has_gift_ideas}}\n"

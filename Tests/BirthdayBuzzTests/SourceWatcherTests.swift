@@ -1,4 +1,5 @@
 import BuzzSources
+import BuzzTestKit
 import Foundation
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ struct SourceWatcherTests {
     /// recreates its tree) and made again with the cards in it is seen again:
     /// the folder above the missing parent is watched meanwhile.
     @Test func aFolderWhoseParentIsRemovedAndMadeAgainIsSeen() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-watch-\(UUID().uuidString.prefix(8))").path
+        let root = TestFolders.temporary.appendingPathComponent("buzz-watch-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let book = root + "/outer/contacts"
         try FileManager.default.createDirectory(atPath: book, withIntermediateDirectories: true)

@@ -1,11 +1,12 @@
 import BirthdayBuzz
+import BuzzTestKit
 import BuzzFiles
 import Foundation
 import Testing
 
 @Suite struct TextFileTests {
     private func temporaryFile(_ bytes: [UInt8]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-text-\(UUID().uuidString)").path
+        let path = TestFolders.temporary.appendingPathComponent("buzz-text-\(UUID().uuidString)").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }

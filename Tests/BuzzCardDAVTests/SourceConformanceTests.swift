@@ -55,7 +55,7 @@ enum SourceFixtures {
         }
 
         static func makeRoot() -> String {
-            FileManager.default.temporaryDirectory.appendingPathComponent("buzz-source-conformance-" + UUID().uuidString).path
+            TestFolders.temporary.appendingPathComponent("buzz-source-conformance-" + UUID().uuidString).path
         }
 
         static func source(_ typeName: String, _ options: String, environment: [String: String] = [:]) throws -> any ContactSourceType {

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzTestKit
 import BuzzStore
 import Foundation
 import Synchronization
@@ -49,7 +50,7 @@ import Testing
 
         let memo = try #require(try registry.writeBack(Self.config("notes", "memo", ["write_back": .boolean(true)]), context: context))
         #expect(memo.label == "notes")
-        let folder = FileManager.default.temporaryDirectory.path + "/buzz-wb-" + UUID().uuidString
+        let folder = TestFolders.temporary.path + "/buzz-wb-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try BuzzDatabase(directory: folder)
         try memo.writeBirthday(Birthday(month: 6, day: 7, year: 1990), contactID: "ann", store: store, now: 0, includeByDefault: true)

@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzTestKit
 import BuzzStore
 import Foundation
 import Testing
@@ -39,7 +40,7 @@ import Testing
     /// `run`'s next sync of a failing source is its retry, and a sync that
     /// fails records the next one (a refused connection: nothing listens on port 9).
     @Test func aFailedSyncRecordsItsRetryAndTheNextAttemptWaitsForIt() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-retry-" + UUID().uuidString).path
+        let folder = TestFolders.temporary.appendingPathComponent("buzz-retry-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try BuzzDatabase(directory: folder)
         let source = Self.source()

@@ -249,7 +249,7 @@ import Testing
     // MARK: - Without a bus
 
     @Test func aMissingBusIsATemporaryFailureInOneLine() async throws {
-        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-no-bus-\(UUID().uuidString)").path
+        let socket = TestFolders.temporary.appendingPathComponent("buzz-no-bus-\(UUID().uuidString)").path
         let channel = DBusChannel(name: "desktop", options: options(), timeout: 2,
                                   environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + socket])
 
@@ -268,7 +268,7 @@ import Testing
     }
 
     @Test func noBusAnywhereSaysWhereItLooked() async throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-run-user-\(UUID().uuidString)")
+        let empty = TestFolders.temporary.appendingPathComponent("buzz-run-user-\(UUID().uuidString)")
         let channel = DBusChannel(name: "desktop", options: options(), timeout: 2,
                                   connection: DBusConnection(environment: [:], runUserDirectory: empty.path))
 
@@ -283,7 +283,7 @@ import Testing
     // MARK: - Pure parts
 
     @Test func theAddressComesFromTheEnvironmentThenTheRuntimeDirectory() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-addr-\(UUID().uuidString)")
+        let root = TestFolders.temporary.appendingPathComponent("buzz-addr-\(UUID().uuidString)")
         let runtime = root.appendingPathComponent("my runtime")
         let runUser = root.appendingPathComponent("run-user")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)

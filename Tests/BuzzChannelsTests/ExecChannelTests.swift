@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import BuzzTestKit
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -320,7 +321,7 @@ struct ExecChannelTests {
         let directory: String
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "/buzz-exec-XXXXXX").utf8CString)
+            var template = Array((TestFolders.temporary.path + "/buzz-exec-XXXXXX").utf8CString)
             guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
             directory = String(cString: made)
             chmod(directory, 0o700)

@@ -282,7 +282,7 @@ import CCurl
     }
 
     @Test func passwordSources() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-pw-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-pw-" + UUID().uuidString).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         chmod(directory, 0o700)
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -109,7 +109,7 @@ import Testing
           .timeLimit(.minutes(1)))
     func aPrivateCAIsTrustedThroughCAFile() async throws {
         let sink = HTTPSink()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-ca-\(UUID().uuidString)")
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (secure, certificate) = try await sink.startTLS(in: directory)

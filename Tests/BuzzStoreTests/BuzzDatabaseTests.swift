@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzTestKit
 import BuzzStore
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ final class TempDir: Sendable {
     let path: String
 
     init() throws {
-        path = FileManager.default.temporaryDirectory.standardizedFileURL.path + "/buzz-store-" + UUID().uuidString.lowercased()
+        path = TestFolders.temporary.standardizedFileURL.path + "/buzz-store-" + UUID().uuidString.lowercased()
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 

@@ -9,7 +9,7 @@ import Testing
 @Suite struct LedgerConformanceTests {
     @Test(arguments: LedgerConformance.checks)
     func sqliteLedger(_ check: LedgerConformance.Check) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-conformance-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-conformance-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try check.run(on: SQLiteLedger(try BuzzDatabase(directory: directory)))
     }

@@ -7,7 +7,7 @@ import BuzzTestKit
 
 @Suite struct LedgerTests {
     static func database() throws -> (BuzzDatabase, String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-ledger-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-ledger-" + UUID().uuidString).path
         return (try BuzzDatabase(directory: directory), directory)
     }
 
@@ -103,7 +103,7 @@ import BuzzTestKit
 /// Migration v2 rebuilds the delivery table (its state CHECK as comparisons).
 @Suite struct LedgerMigrationTests {
     @Test func v2KeepsEveryRowAndStillRejectsUnknownStates() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-v2-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-v2-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/buzz.sqlite"
@@ -145,7 +145,7 @@ import BuzzTestKit
     /// `ask`: read back, both had another kind's name. The migration gives each
     /// row its kind, and every kind written now reads back as written.
     @Test func v6GivesEveryRowItsOwnKind() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-v6-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-v6-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/buzz.sqlite"
@@ -187,7 +187,7 @@ import BuzzTestKit
     /// Problems are found through the index of ended rows, and agree with the
     /// in-memory ledger's answer and with the scan of unsent rows.
     @Test func problemsFromTheIndexOfEndedRowsAgreeWithAScan() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-ended-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-ended-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try BuzzDatabase(directory: directory)
         let sqlite = SQLiteLedger(database)

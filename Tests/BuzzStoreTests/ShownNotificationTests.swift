@@ -1,4 +1,5 @@
 import BirthdayBuzz
+import BuzzTestKit
 import Foundation
 import GRDB
 import Testing
@@ -84,7 +85,7 @@ import Testing
 
     /// Notifications kept before v7 (keyed by id alone, maybe without a server) survive its new key.
     @Test func v7KeepsTheNotificationsShownBefore() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-v7-" + UUID().uuidString).path
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-v7-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         do {

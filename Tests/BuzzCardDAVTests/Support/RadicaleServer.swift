@@ -73,7 +73,7 @@ final class RadicaleServer: Sendable {
 
     static func start(tls: Bool = false) async throws -> RadicaleServer {
         let fileManager = FileManager.default
-        let directory = fileManager.temporaryDirectory.appendingPathComponent("buzz-radicale-" + UUID().uuidString.lowercased())
+        let directory = TestFolders.temporary.appendingPathComponent("buzz-radicale-" + UUID().uuidString.lowercased())
         try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = Bundle.module.resourceURL!.appendingPathComponent("Servers/radicale_server.py").path
         var arguments = ["--storage", directory.appendingPathComponent("storage").path,
@@ -275,7 +275,7 @@ final class ScriptedServer: Sendable {
 
     /// `script`: path → ["status": Int, "headers": [String: String], "body": String]; "{port}" is replaced.
     init(_ script: [String: [String: any Sendable]]) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("buzz-scripted-" + UUID().uuidString.lowercased())
+        directory = TestFolders.temporary.appendingPathComponent("buzz-scripted-" + UUID().uuidString.lowercased())
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let scriptFile = directory.appendingPathComponent("script.json")
         try JSONSerialization.data(withJSONObject: script).write(to: scriptFile)

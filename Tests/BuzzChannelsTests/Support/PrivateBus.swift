@@ -31,7 +31,7 @@ final class PrivateBus {
     /// - Parameter capabilities: the server's capabilities, space-separated
     ///   (dbusmock's default includes `body-markup`).
     static func start(notificationServer: Bool = true, capabilities: String? = nil) async throws -> PrivateBus {
-        let directory = FileManager.default.temporaryDirectory
+        let directory = TestFolders.temporary
             .appendingPathComponent("buzz-dbus-\(UUID().uuidString.prefix(8))", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let bus = PrivateBus(directory: directory, withServer: notificationServer, capabilities: capabilities)

@@ -95,7 +95,7 @@ func startProcess(
     timeout: Duration = .seconds(10)
 ) async throws -> ServerProcess {
     let fileManager = FileManager.default
-    let directory = fileManager.temporaryDirectory
+    let directory = TestFolders.temporary
         .appendingPathComponent("buzz-server-" + UUID().uuidString.lowercased())
     try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
     let stdoutURL = directory.appendingPathComponent("stdout")
@@ -196,7 +196,7 @@ func runProgram(
     timeout: Duration = .seconds(30)
 ) async throws -> ProcessOutput {
     let fileManager = FileManager.default
-    let directory = fileManager.temporaryDirectory
+    let directory = TestFolders.temporary
         .appendingPathComponent("buzz-run-" + UUID().uuidString.lowercased())
     try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? fileManager.removeItem(at: directory) }
@@ -523,7 +523,7 @@ final class SMTPSink: Sendable {
     ) async throws -> Int {
         precondition(state.withLock { $0.server == nil }, "SMTPSink started twice")
         let fileManager = FileManager.default
-        let directory = fileManager.temporaryDirectory
+        let directory = TestFolders.temporary
             .appendingPathComponent("buzz-smtp-" + UUID().uuidString.lowercased())
         try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
         let logPath = directory.appendingPathComponent("messages.jsonl").path
