@@ -9,6 +9,8 @@ import Testing
 
 /// The carddav source end to end (docs/design/sources.md): `buzz sync`, `tick` and
 /// `set-birthday` write-back against a real Radicale, no mock of the protocol.
+/// Serialized: one test sets `CardDAVSource.afterFetchForWrite`, a hook that the
+/// write-back of any other test of this suite would take if it ran alongside.
 @Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(3)), .serialized)
 struct CardDAVSourceTests {
     static let now = "2027-01-15"

@@ -10,7 +10,7 @@ import Testing
 /// the same fields. Schemes with a host go to the HTTP sink from both; for the
 /// services whose host Apprise fixes, Apprise runs as a library with `requests`
 /// patched (`Servers/apprise_record.py`) and `buzz` goes to the sink through `api_url`.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct AppriseOracleTests {
+@Suite(.timeLimit(.minutes(2))) struct AppriseOracleTests {
     static let title = "Ada turns 37 tomorrow"
     static let body = "Birthday: 2027-03-15 (Ada & Bob's party)"
 

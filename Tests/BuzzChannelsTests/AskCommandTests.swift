@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `buzz ask` as a user runs it, against the real SMTP and HTTP servers.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct AskCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct AskCommandTests {
     static func world(smtpPort: Int? = nil, smsURL: URL? = nil) throws -> Sandbox {
         let sandbox = try Sandbox()
         var config = "[general]\ntimezone = \"UTC\"\nlocale = \"en\"\n[ask]\nsender_name = \"Alex\"\n"

@@ -102,7 +102,7 @@ enum ChannelCases {
 
 /// Runs each check of `ChannelConformance` over the table, one fresh far end per run;
 /// one run at a time, so that the suite never holds more than one row's servers.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ChannelConformanceTests {
+@Suite(.timeLimit(.minutes(1))) struct ChannelConformanceTests {
     static func fixture(_ row: ChannelConformance.Case) async throws -> any ChannelConformanceFixture {
         let start = try #require(row.start)
         return try await start()
@@ -153,7 +153,7 @@ enum ChannelCases {
 /// That each sample message arrives once with its title intact, run by the
 /// adapters whose tests live elsewhere in this target too (webhook and smtp
 /// run it in their own suites).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ConformanceTests {
+@Suite(.timeLimit(.minutes(1))) struct ConformanceTests {
     @Test(.enabled(if: ServerGate.allows(.exec), "needs /bin/sh"))
     func exec() async throws {
         let sandbox = try ExecChannelTests.Sandbox()

@@ -5,7 +5,7 @@ import Testing
 /// File descriptors: a pass over many webhook channels keeps only a few
 /// connections open, and running out of descriptors is reported as that, not
 /// as "Couldn't connect to server".
-@Suite(.serialized, .timeLimit(.minutes(2)),
+@Suite(.timeLimit(.minutes(2)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct FileDescriptorTests {
     /// Runs buzz under `ulimit -n limit`, with nothing but stdin, stdout and

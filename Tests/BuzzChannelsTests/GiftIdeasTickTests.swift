@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Gift ideas reach the reminders before the day, through a real webhook (docs/design/occasions.md).
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct GiftIdeasTickTests {
     static func bodies(_ sink: HTTPSink) async throws -> [String] {

@@ -7,7 +7,7 @@ import Testing
 /// `[health]` pings after `tick`, against the real HTTP sink: a GET after a
 /// healthy pass, a POST of the summary to the failure URL otherwise, and a dead
 /// monitor that changes nothing but one warning line.
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct HealthPingTests {
     /// The tick world of `TickCommandTests` with a `[health]` table; the pings

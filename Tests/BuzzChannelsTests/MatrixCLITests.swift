@@ -4,7 +4,7 @@ import Testing
 
 /// `doctor` for the matrix preset asks the homeserver (the HTTP sink playing
 /// one): whether it takes the token, and whether the account has joined the room.
-@Suite(.serialized, .timeLimit(.minutes(2)),
+@Suite(.timeLimit(.minutes(2)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct MatrixCLITests {
     @Test func doctorChecksTheTokenAndTheRoom() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// The telegram and pushover presets against the HTTP sink standing in for
 /// the services (through `api_url`): request shapes, error classes, Telegram's
 /// `retry_after`, doctor checks that send nothing, size limits, secrets.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PhonePresetTests {
+@Suite(.timeLimit(.minutes(1))) struct PhonePresetTests {
     static let botToken = "123456:AAHsecretBotToken_x"
     static let appToken = "azGDORePK8gMaC0QOYAMyEEuzJnyUi"
     static let userKey = "uQiRzpo4DXghDmr9QzzfQu27cmVRsG"

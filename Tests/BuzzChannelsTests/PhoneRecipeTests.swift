@@ -5,7 +5,7 @@ import Testing
 /// The "Reminders on your phone" recipes (docs/channels.md), sent with `buzz send` to the
 /// HTTP sink: the services' hosts replaced by the sink (`api_url` for Telegram and
 /// Pushover, the URL's host for the others), everything else as printed.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PhoneRecipeTests {
+@Suite(.timeLimit(.minutes(1))) struct PhoneRecipeTests {
     static func recipe() throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -57,7 +57,7 @@ import Testing
 
 /// `channels list`, `channels test` and `doctor` through the telegram and pushover
 /// presets: no token in any output, doctor's checks send no message.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PhoneCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct PhoneCommandTests {
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
     func tokensNeverShowAndDoctorSendsNothing() async throws {
         // One sink per service, so each answers its own channel whatever order doctor checks them in.

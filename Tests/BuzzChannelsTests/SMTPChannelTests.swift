@@ -7,7 +7,7 @@ import BuzzProcess
 import CCurl
 @testable import CurlSupport
 
-@Suite(.serialized) struct SMTPChannelTests {
+@Suite struct SMTPChannelTests {
     static func channel(port: Int, security: SMTPChannel.Security = .none, to: [String] = ["me@example.org"],
                         username: String? = nil, password: ChannelConfig.SecretSource? = nil, caFile: String? = nil,
                         environment: [String: String] = [:], scrubber: SecretScrubber = SecretScrubber(),

@@ -4,7 +4,7 @@ import Testing
 
 /// `buzz wish CONTACT --at HH:MM`: a wish sent by `tick` at a time of the
 /// contact's own day, through a real HTTP SMS gateway on 127.0.0.1.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ScheduledWishTests {
+@Suite(.timeLimit(.minutes(2))) struct ScheduledWishTests {
     static func cards(_ sandbox: Sandbox) async throws {
         try await AskCommandTests.importCards(sandbox, [
             VCard.card(uid: "aiko", name: "Aiko Tanaka", bday: "1990-03-15", phones: ["+81 90 1234 5678"],

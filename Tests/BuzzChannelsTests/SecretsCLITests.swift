@@ -6,7 +6,7 @@ import Testing
 /// `Authorization: Basic …` that URL credentials become never reach the
 /// ledger, `outbox`, `tick`, `send` or `channels test`; a channel's error is
 /// scrubbed of its own secrets only.
-@Suite(.serialized, .timeLimit(.minutes(2)),
+@Suite(.timeLimit(.minutes(2)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct SecretsCLITests {
     static let inlineKey = "inline key 12345"

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `buzz send`, `channels` and `doctor` as a user runs them, against the real test servers.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SendCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct SendCommandTests {
     @Test(.enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
     func sendThroughAWebhook() async throws {
         let sink = HTTPSink()

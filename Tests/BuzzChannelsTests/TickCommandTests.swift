@@ -3,6 +3,9 @@ import Foundation
 import Testing
 
 /// `buzz tick` against the real HTTP sink: exactly-once delivery through faults (docs/design/reminders.md).
+// Serialized: some tests time one tick against another (a lock held ~4 s) and
+// need the machine to start a command within that, which a suite of tests all
+// starting servers at once did not always do.
 @Suite(.serialized, .timeLimit(.minutes(3)),
        .enabled(if: ServerGate.allows(.http), "needs python3 for the HTTP sink"))
 struct TickCommandTests {

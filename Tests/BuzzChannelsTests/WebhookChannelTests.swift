@@ -4,6 +4,8 @@ import Foundation
 import Testing
 @testable import BuzzChannels
 
+// Serialized: several tests expect one keep-alive connection over a batch, which a
+// request slower than the channel's 5 s timeout (all tests at once) would end.
 @Suite(.serialized) struct WebhookChannelTests {
     static func channel(_ url: String, preset: WebhookChannel.Preset = .generic, headers: [(String, WebhookChannel.HeaderValue)] = [],
                         body: String? = nil, contentType: String? = nil, timeout: Double = 5,

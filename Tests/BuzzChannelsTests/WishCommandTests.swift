@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `buzz wish` (docs/design/asks-and-wishes.md) as a user runs it, against the real SMTP server.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct WishCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct WishCommandTests {
     @Test(.enabled(if: ServerGate.allows(.smtp), "needs python3-aiosmtpd"))
     func dryRunThenOneMailThenForce() async throws {
         let sink = SMTPSink()
