@@ -190,7 +190,9 @@ public struct CardDAVSource: ContactSourceType, BirthdayWriteBack {
         do {
             outcome = try blocking {
                 let card = try await client.get(href: href)
-                if let hook = CardDAVSource.afterFetchForWrite.withLock({ $0 }) { try await hook() }
+                if let hook = CardDAVSource.afterFetchForWrite.withLock({ hooks in hooks.first { bookURL.hasPrefix($0.key) }?.value }) {
+                    try await hook()
+                }
                 let property = birthday.map { birthdayProperty(year: $0.year, month: $0.month, day: $0.day, forCard: card.text) }
                 do {
                     return .success(try await client.writeBirthday(href: href, property: property, known: card))
@@ -233,8 +235,9 @@ public struct CardDAVSource: ContactSourceType, BirthdayWriteBack {
         try store.setManualBirthday(nil, for: contactID, now: now)
     }
 
-    /// Tests only: runs between the GET and the PUT of a write-back (to change the card on the server).
-    static let afterFetchForWrite = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    /// Tests only: runs between the GET and the PUT of a write-back to a book whose URL
+    /// starts with the key (to change the card on that server, and on no other test's).
+    static let afterFetchForWrite = Mutex<[String: @Sendable () async throws -> Void]>([:])
 
     // MARK: - Plumbing
 

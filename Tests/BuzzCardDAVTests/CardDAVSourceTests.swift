@@ -9,9 +9,7 @@ import Testing
 
 /// The carddav source end to end (docs/design/sources.md): `buzz sync`, `tick` and
 /// `set-birthday` write-back against a real Radicale, no mock of the protocol.
-/// Serialized: one test sets `CardDAVSource.afterFetchForWrite`, a hook that the
-/// write-back of any other test of this suite would take if it ran alongside.
-@Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(3)), .serialized)
+@Suite(.enabled(if: RadicaleGate.allows, RadicaleGate.comment), .timeLimit(.minutes(3)))
 struct CardDAVSourceTests {
     static let now = "2027-01-15"
 
@@ -198,15 +196,17 @@ struct CardDAVSourceTests {
                                    context: SourceContext(environment: ["DAV_PASSWORD": server.password], configDirectory: nil))
         let changed = card("ann", "Ann Lee-Park", birthday: "1990-05-17", extra: "NOTE:edited on the phone\r\n")
         let served = Mutex("")
-        CardDAVSource.afterFetchForWrite.withLock { hook in
-            hook = { @Sendable in
-                CardDAVSource.afterFetchForWrite.withLock { $0 = nil }  // once
+        // For this server's books alone: other tests write back alongside.
+        let books = server.url + "/"
+        CardDAVSource.afterFetchForWrite.withLock { hooks in
+            hooks[books] = { @Sendable in
+                CardDAVSource.afterFetchForWrite.withLock { $0[books] = nil }  // once
                 try await server.putCard("contacts", "ann.vcf", changed)
                 let text = String(decoding: try await server.request("GET", "/alice/contacts/ann.vcf").body, as: UTF8.self)
                 served.withLock { $0 = text }
             }
         }
-        defer { CardDAVSource.afterFetchForWrite.withLock { $0 = nil } }
+        defer { CardDAVSource.afterFetchForWrite.withLock { $0[books] = nil } }
         let store = try BuzzDatabase(directory: sandbox.dataDir)
         try await server.clearRequests()
         try await onThreadOfItsOwn {

@@ -13,7 +13,8 @@ stdin and forks a child per request:
      "stdout": "/tmp/x/stdout", "stderr": "/tmp/x/stderr"}
 
 or "module": "dbusmock" instead of "script", and optionally "environment":
-{"NAME": "value"} to set. The child writes its pid to DIRECTORY/pid, points
+{"NAME": "value"} to set. The child writes its pid to DIRECTORY/pid (and, when the script ends, its exit
+status to DIRECTORY/status), points
 stdin at /dev/null and stdout/stderr at those files (appending), and runs the
 script or module as __main__ with those arguments, as `python3 SCRIPT ARGS` or
 `python3 -m MODULE ARGS` would: a few milliseconds of CPU,
@@ -102,6 +103,10 @@ def child(request, starter):
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
+    # The exit status, for a caller that waits for it (the kernel reaps the child).
+    with open(os.path.join(request["directory"], "status.tmp"), "w") as handle:
+        handle.write("%d\n" % code)
+    os.rename(os.path.join(request["directory"], "status.tmp"), os.path.join(request["directory"], "status"))
     os._exit(code)
 
 

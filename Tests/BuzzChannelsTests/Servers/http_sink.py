@@ -30,6 +30,8 @@ default response (``--status``, 200 unless given). A response is a JSON object:
      "echo_path": true,                     # append " Cannot METHOD /path?query" (before
                                             # the headers), as a framework's 404 page does
      "hang": 5,                             # sleep 5 s before answering
+     "hold": true,                          # answer only after POST /__release
+                                            # (or 60 s), after any hang
      "close": true,                         # close the connection afterwards
      "drop": true}                          # close without any answer
 
@@ -41,6 +43,7 @@ Control endpoints (not recorded, do not consume the script):
                        200 {"ok": true}. Add "clear": true to empty the log.
     GET  /__requests   the recorded requests as a JSON array.
     DELETE /__requests empties the recorded requests.
+    POST /__release    answers every request held ("hold") now and from now on.
     GET  /__tls        {"port": N}: with --tls, a second listener on port N
                        speaks HTTPS (CERT and KEY in PEM) and shares the
                        script and the record; null without --tls.
@@ -64,6 +67,7 @@ class State:
         self.responses = []
         self.default = {"status": default_status}
         self.records = []
+        self.released = threading.Event()
         if log_path:
             open(log_path, "w").close()
 
@@ -172,6 +176,10 @@ class Handler(BaseHTTPRequestHandler):
             payload = json.dumps({"port": Handler.tls_port}).encode()
             self.send(200, payload, content_type="application/json")
             return
+        if path_only == "/__release" and self.command == "POST":
+            self.state.released.set()
+            self.send(200, b'{"ok": true}', content_type="application/json")
+            return
         if path_only == "/__requests" and self.command == "DELETE":
             self.state.clear()
             self.send(200, b'{"ok": true}', content_type="application/json")
@@ -196,6 +204,8 @@ class Handler(BaseHTTPRequestHandler):
         hang = float(response.get("hang", 0) or 0)
         if hang > 0:
             time.sleep(hang)
+        if response.get("hold"):
+            self.state.released.wait(60)
         if response.get("drop"):
             self.close_connection = True
             return

@@ -1,4 +1,5 @@
 import BuzzTestKit
+import CurlSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -236,9 +237,45 @@ func runProgram(
 }
 
 /// Runs `ServerGate.python -c code arguments…` (arguments are `sys.argv[1:]`).
+///
+/// Forked from a `PythonStarter` that has the modules these snippets use loaded
+/// (dbus, smtplib, email: 0.05-0.1 s of CPU each time a fresh python imports them),
+/// else a python of its own.
 func runPython(_ code: String, _ arguments: [String] = [], timeout: Duration = .seconds(30)) async throws -> ProcessOutput {
-    try await runProgram(ServerGate.python, ["-c", code] + arguments, timeout: timeout)
+    let fileManager = FileManager.default
+    let directory = TestFolders.temporary.appendingPathComponent("buzz-python-" + UUID().uuidString.lowercased())
+    try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? fileManager.removeItem(at: directory) }
+    let script = directory.appendingPathComponent("snippet.py")
+    try Data(code.utf8).write(to: script)
+    guard let starter = PythonStarter.shared(python: ServerGate.python, preload: snippetModules),
+          let pid = try await starter.start(script.path, arguments: arguments, directory: directory, timeout: timeout) else {
+        return try await runProgram(ServerGate.python, ["-c", code] + arguments, timeout: timeout)
+    }
+    let statusURL = directory.appendingPathComponent("status")
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        let text = (try? String(contentsOf: statusURL, encoding: .utf8)) ?? ""
+        if text.hasSuffix("\n"), let status = Int32(text.dropLast()) {
+            return ProcessOutput(status: status,
+                                 stdout: (try? String(contentsOf: directory.appendingPathComponent("stdout"), encoding: .utf8)) ?? "",
+                                 stderr: (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? "")
+        }
+        if hasEnded(pid: pid) && !fileManager.fileExists(atPath: statusURL.path) {
+            throw TestServerError(description: "python snippet ended without an exit status: "
+                                  + ((try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""))
+        }
+        if ContinuousClock.now >= deadline {
+            terminate(pid: pid)
+            throw TestServerError(description: "python snippet did not finish within \(timeout)")
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
 }
+
+/// What the `runPython` snippets import.
+private let snippetModules = PythonStarter.Preload(
+    modules: ["json", "smtplib", "ssl", "email", "email.header", "email.policy", "email.parser", "dbus", "dbus.lowlevel", "dbus.bus"])
 
 // MARK: - HTTP sink
 
@@ -308,7 +345,13 @@ final class HTTPSink: Sendable {
 
     init(defaultStatus: Int = 200) {
         self.defaultStatus = defaultStatus
+        _ = Self.roomForEveryTestsConnections
     }
+
+    /// The tests of this process run side by side, each with its own clients: a
+    /// cap of 16 kept-alive connections for the whole process would close one
+    /// test's connection in the middle of its batch (`CurlSession.maxOpenHandles`).
+    private static let roomForEveryTestsConnections: Void = { CurlSession.maxOpenHandles = 256 }()
 
     deinit {
         stop()
@@ -368,6 +411,11 @@ final class HTTPSink: Sendable {
     func requests() async throws -> [RecordedRequest] {
         let data = try await controlRequest(method: "GET", path: "/__requests", body: nil)
         return try Self.decodeRequests(data)
+    }
+
+    /// Answers the requests held by a `"hold": true` response, and any to come.
+    func release() async throws {
+        _ = try await controlRequest(method: "POST", path: "/__release", body: nil)
     }
 
     /// Forgets the recorded requests.
