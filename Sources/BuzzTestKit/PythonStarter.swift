@@ -86,8 +86,9 @@ public final class PythonStarter: Sendable {
     /// `stdout` and `stderr` and returns its pid, which the child writes to
     /// `directory/pid` before it runs the script. nil when the starter is gone
     /// or the child did not say its pid within `timeout`.
-    public func start(_ script: String, arguments: [String], directory: URL, timeout: Duration) async throws -> pid_t? {
-        try await start(["script": script], arguments: arguments, environment: [:], directory: directory,
+    public func start(_ script: String, arguments: [String], environment: [String: String] = [:], directory: URL,
+                      timeout: Duration) async throws -> pid_t? {
+        try await start(["script": script], arguments: arguments, environment: environment, directory: directory,
                         output: directory.appendingPathComponent("stdout"), errors: directory.appendingPathComponent("stderr"),
                         timeout: timeout)
     }

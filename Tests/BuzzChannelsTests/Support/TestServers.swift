@@ -242,15 +242,28 @@ func runProgram(
 /// (dbus, smtplib, email: 0.05-0.1 s of CPU each time a fresh python imports them),
 /// else a python of its own.
 func runPython(_ code: String, _ arguments: [String] = [], timeout: Duration = .seconds(30)) async throws -> ProcessOutput {
+    let directory = TestFolders.temporary.appendingPathComponent("buzz-snippet-" + UUID().uuidString.lowercased())
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let script = directory.appendingPathComponent("snippet.py")
+    try Data(code.utf8).write(to: script)
+    return try await runPythonScript(script.path, arguments, preload: snippetModules, timeout: timeout)
+}
+
+/// Runs `ServerGate.python script arguments…` with `environment` added, forked
+/// from a `PythonStarter` that has `preload` loaded (else a python of its own),
+/// and returns its output once it ends; killed after `timeout`.
+func runPythonScript(_ script: String, _ arguments: [String], environment: [String: String] = [:],
+                     preload: PythonStarter.Preload, timeout: Duration = .seconds(30)) async throws -> ProcessOutput {
     let fileManager = FileManager.default
     let directory = TestFolders.temporary.appendingPathComponent("buzz-python-" + UUID().uuidString.lowercased())
     try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? fileManager.removeItem(at: directory) }
-    let script = directory.appendingPathComponent("snippet.py")
-    try Data(code.utf8).write(to: script)
-    guard let starter = PythonStarter.shared(python: ServerGate.python, preload: snippetModules),
-          let pid = try await starter.start(script.path, arguments: arguments, directory: directory, timeout: timeout) else {
-        return try await runProgram(ServerGate.python, ["-c", code] + arguments, timeout: timeout)
+    guard let starter = PythonStarter.shared(python: ServerGate.python, preload: preload),
+          let pid = try await starter.start(script, arguments: arguments, environment: environment, directory: directory,
+                                            timeout: timeout) else {
+        let assignments = environment.map { "\($0.key)=\($0.value)" }
+        return try await runProgram("/usr/bin/env", assignments + [ServerGate.python, script] + arguments, timeout: timeout)
     }
     let statusURL = directory.appendingPathComponent("status")
     let deadline = ContinuousClock.now + timeout
@@ -262,12 +275,12 @@ func runPython(_ code: String, _ arguments: [String] = [], timeout: Duration = .
                                  stderr: (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? "")
         }
         if hasEnded(pid: pid) && !fileManager.fileExists(atPath: statusURL.path) {
-            throw TestServerError(description: "python snippet ended without an exit status: "
+            throw TestServerError(description: "\(script) ended without an exit status: "
                                   + ((try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""))
         }
         if ContinuousClock.now >= deadline {
             terminate(pid: pid)
-            throw TestServerError(description: "python snippet did not finish within \(timeout)")
+            throw TestServerError(description: "\(script) did not finish within \(timeout)")
         }
         try await Task.sleep(for: .milliseconds(5))
     }
