@@ -27,7 +27,7 @@ struct TestServerError: Error, CustomStringConvertible {
 // MARK: - Process
 
 /// One running Python sink. Killed by `stop()` or on deinit; it also exits by
-/// itself when the test process dies (started by `SinkStarter`, it dies with
+/// itself when the test process dies (forked by a `PythonStarter`, it dies with
 /// the starter, which ends at the end of its stdin; started on its own, it has
 /// `--exit-on-eof` and we hold the write end of its stdin).
 final class ServerProcess: Sendable {
