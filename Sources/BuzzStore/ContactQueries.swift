@@ -8,8 +8,11 @@ extension BuzzDatabase {
     /// large import touches pages all over the id index: with 16 MiB a
     /// 100k-card import (a ~29 MB database) spilled dirty pages to the WAL
     /// mid-transaction and wrote many of them again later (28.6k pwrites
-    /// instead of 21.5k); 32 MiB holds it all and still bounds memory. Other
-    /// commands keep the small cache (`BuzzDatabase.cacheSize`).
+    /// instead of 21.5k); 32 MiB held it all. Since the planning window's
+    /// indexes (migrations v12-v14) that database is ~40 MB and some pages
+    /// spill again, but 48 MiB measured no faster (2026-11-28), so 32 MiB stays
+    /// and bounds memory. Other commands keep the small cache
+    /// (`BuzzDatabase.cacheSize`).
     private func importTransaction<T>(now: Int64, _ body: (Database) throws -> T) throws -> T {
         try write { db in
             try db.execute(sql: "PRAGMA cache_size = -32768")
