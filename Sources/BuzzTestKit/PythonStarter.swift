@@ -164,3 +164,119 @@ public func terminate(pid: pid_t, grace: Duration = .seconds(2)) {
     kill(pid, SIGKILL)
     waitForEnd(pid: pid, limit: .seconds(2))
 }
+
+/// Why a Python test server did not start: "<script> did not start: <reason>",
+/// then what it wrote to stderr.
+public struct PythonServerError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// A Python test server on 127.0.0.1 that printed `READY <port>`: forked from a
+/// `PythonStarter`, or a process of its own with `--exit-on-eof` (it exits when
+/// the write end of its stdin, which we hold, closes). Its stdout and stderr are
+/// files in `directory`; `stop()` (or deinit) ends it and removes the folder.
+public final class PythonServer: Sendable {
+    /// The script's file name, e.g. "http_sink.py", for messages.
+    public let name: String
+    /// The port it printed in `READY <port>`.
+    public let port: Int
+    public let directory: URL
+    private let running: Mutex<ServerHandle?>
+
+    private init(name: String, port: Int, directory: URL, handle: ServerHandle) {
+        self.name = name
+        self.port = port
+        self.directory = directory
+        running = Mutex(handle)
+    }
+
+    deinit { stop() }
+
+    public var processIdentifier: Int32? { running.withLock { $0?.processIdentifier } }
+
+    public var isRunning: Bool { running.withLock { $0?.isRunning ?? false } }
+
+    /// What the server wrote to stderr so far.
+    public var standardError: String {
+        (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+    }
+
+    /// SIGTERM, up to 2 s, then SIGKILL; removes the folder. Idempotent.
+    public func stop() {
+        let handle = running.withLock { handle -> ServerHandle? in
+            defer { handle = nil }
+            return handle
+        }
+        handle?.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts `python script arguments…` with its outputs in `directory` (which
+    /// exists), through the starter for `python` and `preload` when it runs, and
+    /// waits up to `timeout` for its `READY <port>` line. Throws when the server
+    /// exits first, prints something else or stays silent; the folder is then removed.
+    public static func launch(python: String, script: String, arguments: [String], preload: PythonStarter.Preload,
+                              directory: URL, timeout: Duration) async throws -> PythonServer {
+        let name = (script as NSString).lastPathComponent
+        let stdoutURL = directory.appendingPathComponent("stdout")
+        let stderrURL = directory.appendingPathComponent("stderr")
+        func failure(_ reason: String) -> PythonServerError {
+            let stderr = ((try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            return PythonServerError(description: "\(name) did not start: \(stderr.isEmpty ? reason : "\(reason)\n\(stderr)")")
+        }
+        let handle: ServerHandle
+        do {
+            try Data().write(to: stdoutURL)
+            try Data().write(to: stderrURL)
+            if let starter = PythonStarter.shared(python: python, preload: preload),
+               let pid = try await starter.start(script, arguments: arguments, directory: directory, timeout: timeout) {
+                handle = .forked(pid)
+            } else {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: python)
+                process.arguments = [script] + arguments + ["--exit-on-eof"]
+                process.currentDirectoryURL = directory
+                let stdin = Pipe()
+                let output = try FileHandle(forWritingTo: stdoutURL)
+                let errors = try FileHandle(forWritingTo: stderrURL)
+                defer {
+                    // The child has its own copies once it runs.
+                    try? output.close()
+                    try? errors.close()
+                }
+                process.standardInput = stdin
+                process.standardOutput = output
+                process.standardError = errors
+                process.environment = PythonStarter.pythonEnvironment
+                try process.run()
+                handle = .process(process, stdin: stdin.fileHandleForWriting)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw failure("\(error)")
+        }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var reason: String?
+            let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+            if let line = output.split(separator: "\n").first, output.contains("\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, parts[0] == "READY", let port = Int(parts[1]), port > 0 {
+                    return PythonServer(name: name, port: port, directory: directory, handle: handle)
+                }
+                reason = "unexpected output \(String(line).debugDescription)"
+            } else if !handle.isRunning {
+                reason = "exited before READY"
+            } else if ContinuousClock.now >= deadline {
+                reason = "no READY line within \(timeout)"
+            }
+            if let reason {
+                let error = failure(reason)
+                handle.stop()
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}

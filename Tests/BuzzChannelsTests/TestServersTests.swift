@@ -1,3 +1,4 @@
+import BuzzTestKit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

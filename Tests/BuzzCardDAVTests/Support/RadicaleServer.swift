@@ -53,11 +53,11 @@ final class RadicaleServer: Sendable {
     let caFile: String?
     let user = "alice"
     let password = "s3cret-pass phrase"
-    private let server: LaunchedServer
+    private let server: PythonServer
     /// Sets up books and cards for the tests (not the client under test).
     private let setup: CurlSession
 
-    private init(_ server: LaunchedServer, tls: Bool, caFile: String?) {
+    private init(_ server: PythonServer, tls: Bool, caFile: String?) {
         self.server = server
         port = server.port
         directory = server.directory
@@ -84,12 +84,8 @@ final class RadicaleServer: Sendable {
             arguments += ["--tls", certificate, key]
             caFile = ca
         }
-        do {
-            return RadicaleServer(try await launchServer(script, arguments, in: directory), tls: tls, caFile: caFile)
-        } catch {
-            try? fileManager.removeItem(at: directory)
-            throw error
-        }
+        // launchServer removes the folder when the server does not start.
+        return RadicaleServer(try await launchServer(script, arguments, in: directory), tls: tls, caFile: caFile)
     }
 
     /// A CA, and a certificate for 127.0.0.1 it signed: the client trusts the CA (`ca_file`).
@@ -195,75 +191,11 @@ private let serverModules = PythonStarter.Preload(
               "http.server", "xml.sax.saxutils", "vobject"],
     packages: ["radicale"])
 
-/// Runs `RadicaleGate.python script arguments…` (forked from a `PythonStarter`,
-/// else a process of its own with `--exit-on-eof`) with stdout and stderr in
-/// files in `directory`, and waits (up to 30 s) for its `READY <port>` line.
-func launchServer(_ script: String, _ arguments: [String], in directory: URL) async throws -> LaunchedServer {
-    let stdoutURL = directory.appendingPathComponent("stdout")
-    let stderrURL = directory.appendingPathComponent("stderr")
-    try Data().write(to: stdoutURL)
-    try Data().write(to: stderrURL)
-    let timeout = Duration.seconds(30)
-    let handle: ServerHandle
-    if let starter = PythonStarter.shared(python: RadicaleGate.python, preload: serverModules),
-       let pid = try await starter.start(script, arguments: arguments, directory: directory, timeout: timeout) {
-        handle = .forked(pid)
-    } else {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: RadicaleGate.python)
-        process.arguments = [script] + arguments + ["--exit-on-eof"]
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        process.environment = PythonStarter.pythonEnvironment
-        try process.run()
-        handle = .process(process, stdin: stdin.fileHandleForWriting)
-    }
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    let name = (script as NSString).lastPathComponent
-    while true {
-        let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-        if output.hasSuffix("\n"), let line = output.split(separator: "\n").first {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, parts[0] == "READY", let port = Int(parts[1]) else {
-                handle.stop()
-                throw RadicaleError(description: "\(name) printed \(line)")
-            }
-            return LaunchedServer(handle, port: port, directory: directory)
-        }
-        if !handle.isRunning || clock.now > deadline {
-            handle.stop()
-            let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-            throw RadicaleError(description: "\(name) did not start: \(stderr)")
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
-/// A server `launchServer` started: `stop()` ends it (SIGTERM, then SIGKILL;
-/// one of its own also sees its stdin end) and removes its folder. Idempotent.
-final class LaunchedServer: Sendable {
-    let port: Int
-    let directory: URL
-    private let handle: Mutex<ServerHandle?>
-
-    init(_ handle: ServerHandle, port: Int, directory: URL) {
-        self.port = port
-        self.directory = directory
-        self.handle = Mutex(handle)
-    }
-
-    func stop() {
-        let handle = handle.withLock { state -> ServerHandle? in
-            defer { state = nil }
-            return state
-        }
-        guard let handle else { return }
-        handle.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+/// Starts `RadicaleGate.python script arguments…` with its outputs in `directory`
+/// and waits (up to 30 s) for its `READY <port>` line (`PythonServer.launch`).
+func launchServer(_ script: String, _ arguments: [String], in directory: URL) async throws -> PythonServer {
+    try await PythonServer.launch(python: RadicaleGate.python, script: script, arguments: arguments, preload: serverModules,
+                                  directory: directory, timeout: .seconds(30))
 }
 
 /// `Servers/scripted_server.py`: answers each path as the test scripted it
@@ -271,7 +203,7 @@ final class LaunchedServer: Sendable {
 final class ScriptedServer: Sendable {
     let port: Int
     let directory: URL
-    private let server: LaunchedServer
+    private let server: PythonServer
 
     /// `script`: path → ["status": Int, "headers": [String: String], "body": String]; "{port}" is replaced.
     init(_ script: [String: [String: any Sendable]]) async throws {

@@ -26,54 +26,11 @@ struct TestServerError: Error, CustomStringConvertible {
 
 // MARK: - Process
 
-/// One running Python sink. Killed by `stop()` or on deinit; it also exits by
-/// itself when the test process dies (forked by a `PythonStarter`, it dies with
-/// the starter, which ends at the end of its stdin; started on its own, it has
-/// `--exit-on-eof` and we hold the write end of its stdin).
-final class ServerProcess: Sendable {
-    /// Script name, e.g. "http_sink.py", for messages.
-    let name: String
-    /// The port the server printed in `READY <port>`.
-    let port: Int
-    /// Folder of the server's stdout/stderr files; removed by `stop()`.
-    let directory: URL
-
-    private let running: Mutex<ServerHandle?>
-
-    fileprivate init(name: String, port: Int, directory: URL, handle: ServerHandle) {
-        self.name = name
-        self.port = port
-        self.directory = directory
-        self.running = Mutex(handle)
-    }
-
-    deinit {
-        stop()
-    }
-
-    var processIdentifier: Int32? {
-        running.withLock { $0?.processIdentifier }
-    }
-
-    var isRunning: Bool {
-        running.withLock { $0?.isRunning ?? false }
-    }
-
-    /// What the server wrote to stderr so far.
-    var standardError: String {
-        (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
-    }
-
-    /// SIGTERM, wait up to 2 s, then SIGKILL. Idempotent.
-    func stop() {
-        let handle = running.withLock { handle -> ServerHandle? in
-            defer { handle = nil }
-            return handle
-        }
-        handle?.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
+/// One running Python sink (BuzzTestKit's `PythonServer`). Killed by `stop()` or
+/// on deinit; it also exits by itself when the test process dies (forked by a
+/// `PythonStarter`, it dies with the starter, which ends at the end of its stdin;
+/// started on its own, it has `--exit-on-eof` and we hold its stdin).
+typealias ServerProcess = PythonServer
 
 /// What the sinks import (http.server, asyncio, ssl, aiosmtpd: about 0.1-0.2 s
 /// of CPU for each sink started from scratch), loaded once by their starter.
@@ -83,7 +40,7 @@ private let sinkModules = PythonStarter.Preload(
               "aiosmtpd.smtp", "sink_common"])
 
 /// Starts `<Servers/script> arguments…` through a `PythonStarter` (else as
-/// `ServerGate.python <script> --exit-on-eof arguments…`), waits (up to
+/// `ServerGate.python <script> arguments… --exit-on-eof`), waits (up to
 /// `timeout`) for `READY <port>` on its stdout and returns the running server.
 /// Throws "<script> did not start: <stderr>" when the process exits, prints
 /// something else, or stays silent too long.
@@ -96,85 +53,15 @@ func startProcess(
     timeout: Duration = .seconds(10)
 ) async throws -> ServerProcess {
     let fileManager = FileManager.default
+    let scriptURL = ServerGate.serversDirectory.appendingPathComponent(script)
+    guard fileManager.fileExists(atPath: scriptURL.path) else {
+        throw TestServerError(description: "\(script) did not start: no such file \(scriptURL.path)")
+    }
     let directory = TestFolders.temporary
         .appendingPathComponent("buzz-server-" + UUID().uuidString.lowercased())
     try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
-    let stdoutURL = directory.appendingPathComponent("stdout")
-    let stderrURL = directory.appendingPathComponent("stderr")
-    try Data().write(to: stdoutURL)
-    try Data().write(to: stderrURL)
-
-    func failure(_ reason: String) -> TestServerError {
-        let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        let detail = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
-        return TestServerError(description: "\(script) did not start: \(detail.isEmpty ? reason : "\(reason)\n\(detail)")")
-    }
-
-    let scriptURL = ServerGate.serversDirectory.appendingPathComponent(script)
-    guard fileManager.fileExists(atPath: scriptURL.path) else {
-        try? fileManager.removeItem(at: directory)
-        throw TestServerError(description: "\(script) did not start: no such file \(scriptURL.path)")
-    }
-
-    let handle: ServerHandle
-    if let starter = PythonStarter.shared(python: ServerGate.python, preload: sinkModules),
-       let pid = try await starter.start(scriptURL.path, arguments: arguments, directory: directory, timeout: timeout) {
-        handle = .forked(pid)
-    } else {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerGate.python)
-        process.arguments = [scriptURL.path, "--exit-on-eof"] + arguments
-        process.currentDirectoryURL = directory
-        let stdin = Pipe()
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.standardInput = stdin
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.environment = PythonStarter.pythonEnvironment
-        do {
-            try process.run()
-        } catch {
-            try? fileManager.removeItem(at: directory)
-            throw TestServerError(description: "\(script) did not start: \(error)")
-        }
-        // The child has its own copies now (Process already closed the read end
-        // of the stdin pipe).
-        try? stdoutHandle.close()
-        try? stderrHandle.close()
-        handle = .process(process, stdin: stdin.fileHandleForWriting)
-    }
-    func stop() {
-        handle.stop()
-        try? fileManager.removeItem(at: directory)
-    }
-
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while true {
-        let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-        if let line = output.split(separator: "\n", omittingEmptySubsequences: true).first,
-           output.contains("\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, parts[0] == "READY", let port = Int(parts[1]), port > 0 {
-                return ServerProcess(name: script, port: port, directory: directory, handle: handle)
-            }
-            let error = failure("unexpected output \(String(line).debugDescription)")
-            stop()
-            throw error
-        }
-        if !handle.isRunning {
-            let error = failure("exited before READY")
-            stop()
-            throw error
-        }
-        if clock.now >= deadline {
-            let error = failure("no READY line within \(timeout)")
-            stop()
-            throw error
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
+    return try await PythonServer.launch(python: ServerGate.python, script: scriptURL.path, arguments: arguments,
+                                         preload: sinkModules, directory: directory, timeout: timeout)
 }
 
 // MARK: - Running a helper program
