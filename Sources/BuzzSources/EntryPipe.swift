@@ -1,5 +1,6 @@
 import Foundation
 import BirthdayBuzz
+import BuzzStore
 
 /// Hands batches of parsed entries from the reading thread to the writing one,
 /// holding at most a few batches so memory stays bounded.
@@ -10,6 +11,8 @@ public final class EntryPipe: @unchecked Sendable {
     public struct Item: Sendable {
         public var file: String
         public var entry: ImportEntry
+        /// A person's card's column values, computed on the reading thread.
+        public var columns: CardColumns?
     }
 
     public static let batchSize = 128

@@ -220,7 +220,10 @@ final class SourceReading<T: Sendable>: Sendable {
             batch.reserveCapacity(EntryPipe.batchSize)
             do {
                 let value = try read({ bytes += $0 }) { file, entry in
-                    batch.append(EntryPipe.Item(file: file, entry: entry))
+                    // The columns are computed here: the writing thread is the slower stage.
+                    var columns: CardColumns?
+                    if case .card(let card, _) = entry, !card.isGroup { columns = CardColumns(card) }
+                    batch.append(EntryPipe.Item(file: file, entry: entry, columns: columns))
                     if batch.count == EntryPipe.batchSize {
                         guard pipe.put(&batch, bytes: bytes) else { throw CancellationError() }
                         bytes = 0
@@ -255,7 +258,7 @@ final class SourceReading<T: Sendable>: Sendable {
                         if let zone = card.unreadTimeZone {
                             debug("\(item.file): UID \(card.id): TZ \"\(OneLine.escaped(zone))\" is not a time zone this system knows; ignored")
                         }
-                        try session.add(card: card)
+                        try session.add(card: card, columns: item.columns)
                     case .skipped(let problem):
                         warn("\(item.file): \(problem); skipped")
                         session.skip(problem)

@@ -4,7 +4,8 @@ import GRDB
 
 extension BuzzDatabase {
     /// The write transaction of an import or a sync: decisions old enough are
-    /// forgotten first, and SQLite has 32 MiB of page cache for its length. A
+    /// forgotten first, and SQLite has 32 MiB of page cache for its length
+    /// (64 MiB once the store outgrows 64 MiB: `ImportSession.fitCache`). A
     /// large import touches pages all over the id index: with 16 MiB a
     /// 100k-card import (a ~29 MB database) spilled dirty pages to the WAL
     /// mid-transaction and wrote many of them again later (28.6k pwrites
@@ -15,7 +16,7 @@ extension BuzzDatabase {
     /// (`BuzzDatabase.cacheSize`).
     private func importTransaction<T>(now: Int64, _ body: (Database) throws -> T) throws -> T {
         try write { db in
-            try db.execute(sql: "PRAGMA cache_size = -32768")
+            try db.execute(sql: "PRAGMA cache_size = \(ImportSession.cacheKiB)")
             defer { try? db.execute(sql: "PRAGMA cache_size = \(BuzzDatabase.cacheSize)") }
             try BuzzDatabase.forgetOldDecisions(db, now: now)
             return try body(db)
