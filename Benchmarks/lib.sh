@@ -220,3 +220,34 @@ check_phase() {
         { seen[$4] = 1; if (!($7 in conns)) { conns[$7] = 1; nconn++ } }
         END { if (bad) exit 1; print nconn + 0 }' || die "$name: the sink log is not as expected (see above)"
 }
+
+# ---------------------------------------------------------------- SQLite floor
+# sqlite_floor STORE: the seconds SQLite alone takes to write STORE's contacts
+# again, row by row, into a fresh file with STORE's own schema: one
+# transaction, WAL, a 64 MiB page cache (at least what buzz's import has),
+# `INSERT ... SELECT ... WHERE 1` from STORE attached (the WHERE keeps SQLite
+# from copying the b-trees page by page, its transfer optimisation, which no
+# import of new cards can use). No vCard is read and no column computed: the
+# floor under buzz's writing thread. Needs the sqlite3 CLI (Debian's sqlite3).
+sqlite_floor() {
+    local store=$1 dir t0 t1
+    dir=$(mktemp -d "$TMPROOT/floor.XXXXXX")
+    # sqlite_sequence is made by SQLite itself with the first AUTOINCREMENT table.
+    sqlite3 "$store" .schema | grep -v '^CREATE TABLE sqlite_sequence' >"$dir/schema.sql"
+    sqlite3 "$dir/floor.sqlite" <"$dir/schema.sql"
+    sqlite3 "$dir/floor.sqlite" 'PRAGMA journal_mode = WAL' >/dev/null
+    cat >"$dir/insert.sql" <<SQL
+PRAGMA cache_size = -65536;
+ATTACH '$store' AS o;
+BEGIN;
+INSERT INTO main.contact SELECT * FROM o.contact WHERE 1;
+INSERT INTO main.contact_day SELECT * FROM o.contact_day WHERE 1;
+COMMIT;
+SQL
+    cat "$store" "$store-wal" >/dev/null 2>&1 || true
+    t0=$EPOCHREALTIME
+    sqlite3 "$dir/floor.sqlite" <"$dir/insert.sql" || die "sqlite_floor: sqlite3 failed on $store"
+    t1=$EPOCHREALTIME
+    rm -rf "$dir"
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}

@@ -22,7 +22,9 @@ NOW=${BENCH_NOW:-2025-06-01T09:00:00Z}
 REPEATS=${BENCH_REPEATS:-3}
 export BENCH_ANNIVERSARIES=${BENCH_ANNIVERSARIES:-0.3} BENCH_DATES=${BENCH_DATES:-0.1}
 
-command -v remind >/dev/null 2>&1 && [ -x /usr/bin/time ] || apt_install remind time
+if ! command -v remind >/dev/null 2>&1 || [ ! -x /usr/bin/time ] || ! command -v sqlite3 >/dev/null 2>&1; then
+    apt_install remind time sqlite3
+fi
 build_buzz " (static, -no-pie)" -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -use-ld=lld
 mkdir -p "$OUT"
 make_tmproot buzz-growth-bench
@@ -49,11 +51,12 @@ measure() {
 }
 
 REPORT=$OUT/last-growth-report.txt
-declare -A IMPORT UPCOMING STATUS REMIND IMPORT_MB UPCOMING_MB
+declare -A IMPORT UPCOMING STATUS REMIND IMPORT_MB UPCOMING_MB FLOOR
 {
     echo "growth: $(nproc) cores, --now $NOW, anniversaries $BENCH_ANNIVERSARIES, labelled dates $BENCH_DATES, best of $REPEATS (import: 1 run)"
-    printf '%-9s %10s %9s %12s %9s %11s %10s\n' contacts "import s" "MB" "upcoming s" "MB" "status ms" "remind s"
-    echo "(import: one run; upcoming and remind: best of $REPEATS; status --waybar: median of 30)"
+    printf '%-9s %10s %9s %9s %12s %9s %11s %10s\n' contacts "import s" "MB" "floor s" "upcoming s" "MB" "status ms" "remind s"
+    echo "(import: one run; floor: SQLite alone writing the same rows again, one run (lib.sh, sqlite_floor);"
+    echo " upcoming and remind: best of $REPEATS; status --waybar: median of 30)"
 } | tee "$REPORT"
 for n in $SIZES; do
     vcf=$OUT/cards-$n-a$BENCH_ANNIVERSARIES-d$BENCH_DATES.vcf rem=$OUT/cards-$n-a$BENCH_ANNIVERSARIES-d$BENCH_DATES.rem
@@ -63,6 +66,7 @@ for n in $SIZES; do
     fi
     data=$TMPROOT/data-$n
     read -r IMPORT[$n] IMPORT_MB[$n] < <(measure 1 "$BUZZ" --data-dir "$data" --now "$NOW" import "$vcf")
+    FLOOR[$n]=$(sqlite_floor "$data/buzz.sqlite")
     read -r UPCOMING[$n] UPCOMING_MB[$n] < <(measure "$REPEATS" "$BUZZ" --data-dir "$data" --now "$NOW" upcoming --json)
     # status is a few ms: the median of 30 starts, timed by Python around the
     # process alone (GNU time's own fork and exec would be a tenth of it).
@@ -78,7 +82,7 @@ print("%.4f" % statistics.median(times))
 PY
 )
     read -r REMIND[$n] _ < <(measure "$REPEATS" remind -n "$rem" "${NOW:0:10}")
-    printf '%-9s %10.3f %9.1f %12.4f %9.1f %11.1f %10.3f\n' "$n" "${IMPORT[$n]}" "${IMPORT_MB[$n]}" "${UPCOMING[$n]}" \
+    printf '%-9s %10.3f %9.1f %9.3f %12.4f %9.1f %11.1f %10.3f\n' "$n" "${IMPORT[$n]}" "${IMPORT_MB[$n]}" "${FLOOR[$n]}" "${UPCOMING[$n]}" \
         "${UPCOMING_MB[$n]}" "$(awk -v s="${STATUS[$n]}" 'BEGIN { print s * 1000 }')" "${REMIND[$n]}" | tee -a "$REPORT"
     rm -rf "$data"
 done
@@ -94,6 +98,7 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = op == "<=" ? v <= t
     if [ -n "${IMPORT[100000]:-}" ] && [ -n "${IMPORT[1000000]:-}" ]; then
         r=$(ratio "${IMPORT[1000000]}" "${IMPORT[100000]}")
         echo "import 1M / 100k = ${r}x (target <= 11): $(verdict "$r" 11 '<='); peak at 1M ${IMPORT_MB[1000000]} MB (target <= 300): $(verdict "${IMPORT_MB[1000000]}" 300 '<=')"
+        echo "  SQLite alone, the same rows: 1M / 100k = $(ratio "${FLOOR[1000000]}" "${FLOOR[100000]}")x; buzz / SQLite alone: 100k $(ratio "${IMPORT[100000]}" "${FLOOR[100000]}")x, 1M $(ratio "${IMPORT[1000000]}" "${FLOOR[1000000]}")x"
         r=$(ratio "${UPCOMING[1000000]}" "${UPCOMING[100000]}")
         echo "upcoming 1M / 100k = ${r}x (target <= 2): $(verdict "$r" 2 '<=')"
     fi

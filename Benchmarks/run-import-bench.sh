@@ -35,6 +35,7 @@ mkdir -p "$OUT"
 need=()
 command -v remind >/dev/null 2>&1 || need+=(remind)
 [ -x /usr/bin/time ] || need+=(time)
+command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 if [ "${#need[@]}" -gt 0 ]; then
     log "installing ${need[*]} (apt-get)"
     apt_install "${need[@]}"
@@ -122,6 +123,10 @@ for ((run = 0; run < IMPORT_RUNS; run++)); do
 done
 DB_BYTES=$(du -sb "$DATA" | cut -f1)
 
+# (a2) the floor: SQLite alone writing the same rows again (lib.sh)
+log "SQLite alone, the same rows (lib.sh sqlite_floor)"
+FLOOR_SECS=$(sqlite_floor "$DATA/buzz.sqlite")
+
 # (b) buzz upcoming --json on that data dir
 log "buzz upcoming --json (best of $REPEATS)"
 XDG_CONFIG_HOME=$TMPROOT/xdg-config best_of "$REPEATS" "$TMPROOT/upcoming.json" \
@@ -165,7 +170,7 @@ REPORT=$OUT/last-report.txt
     awk -v is="$IMPORT_SECS" -v ir="$IMPORT_RSS_KB" -v iruns="$IMPORT_RUNS" \
         -v us="$UPCOMING_SECS" -v ur="$UPCOMING_RSS_KB" \
         -v vs="$VOBJECT_SECS" -v vr="$VOBJECT_RSS_KB" \
-        -v rs="$REMIND_SECS" -v rr="$REMIND_RSS_KB" -v reps="$REPEATS" '
+        -v rs="$REMIND_SECS" -v rr="$REMIND_RSS_KB" -v reps="$REPEATS" -v fs="$FLOOR_SECS" '
     function mb(kb) { return kb / 1024 }
     function verdict(ok) { return ok ? "PASS" : "FAIL" }
     function ratio(a, b) { return b > 0 ? a / b : 1e9 }
@@ -175,15 +180,18 @@ REPORT=$OUT/last-report.txt
         printf "%-34s %10.3f %14.1f\n", "buzz upcoming --json (best of " reps ")", us, mb(ur)
         printf "%-34s %10.3f %14.1f\n", "vobject readComponents", vs, mb(vr)
         printf "%-34s %10.3f %14.1f\n", "remind -n (best of " reps ")", rs, mb(rr)
+        printf "%-34s %10.3f\n", "SQLite alone, the same rows", fs
         print ""
         printf "%-34s %10s %14s  %s\n", "check", "value", "target", "result"
         r1 = ratio(vs, is); r2 = ratio(rs, us)
-        printf "%-34s %9.1fx %14s  %s\n", "vobject time / buzz import time", r1, ">= 40x", verdict(r1 >= 40)
-        printf "%-34s %9.1fx %14s  %s\n", "remind time / buzz upcoming time", r2, "> 1x", verdict(r2 > 1)
-        printf "%-34s %9.3fs %14s  %s\n", "buzz import time", is, "<= 1.5 s", verdict(is <= 1.5)
+        printf "%-34s %9.1fx %14s  %s\n", "vobject time / buzz import time", r1, ">= 60x", verdict(r1 >= 60)
+        printf "%-34s %9.1fx %14s  %s\n", "remind time / buzz upcoming time", r2, ">= 4x", verdict(r2 >= 4)
+        printf "%-34s %9.3fs %14s  %s\n", "buzz import time", is, "<= 0.3 s", verdict(is <= 0.3)
         printf "%-34s %9.3fs %14s  %s\n", "buzz upcoming time", us, "<= 0.2 s", verdict(us <= 0.2)
         printf "%-34s %8.1fMB %14s  %s\n", "buzz import peak RSS", mb(ir), "<= 100 MB", verdict(mb(ir) <= 100)
         printf "%-34s %8.1fMB %14s  %s\n", "buzz upcoming peak RSS", mb(ur), "<= 100 MB", verdict(mb(ur) <= 100)
+        print ""
+        printf "the floor (SQLite alone) takes %.3f s: buzz import is %.2fx it; vobject / the floor = %.1fx\n", fs, ratio(is, fs), ratio(vs, fs)
     }'
     if [ "$UPCOMING_EVENTS" -gt 64 ]; then
         echo "note: upcoming printed $UPCOMING_EVENTS events; the default limit is 64"
