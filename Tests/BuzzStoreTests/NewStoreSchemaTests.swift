@@ -35,4 +35,35 @@ import Testing
         }
         #expect(try second.allContacts().map(\.name) == ["Ada"])
     }
+
+    /// An open of a store that is up to date skips the migrator (`user_version`
+    /// says so): the number must be the migrator's, or a store would be taken
+    /// as up to date while a migration is missing.
+    @Test func theSchemaVersionCountsEveryMigration() throws {
+        #expect(BuzzDatabase.schemaVersion == BuzzDatabase.migrator.migrations.count)
+        let dir = try TempDir()
+        let store = try BuzzDatabase(directory: dir.path + "/store")
+        let version = try DatabaseQueue(path: store.path).read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
+        #expect(version == BuzzDatabase.schemaVersion)
+    }
+
+    /// A store an older buzz made (migrated part of the way, no `user_version`)
+    /// is migrated the rest of the way on open, and then marked.
+    @Test func anOlderStoreIsMigratedAndMarked() throws {
+        let dir = try TempDir()
+        let folder = dir.path + "/old"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: folder + "/buzz.sqlite")
+        try BuzzDatabase.migrator.migrate(queue, upTo: "v5-notification-server")
+        try queue.close()
+        let store = try BuzzDatabase(directory: folder)
+        #expect(try Self.schema(store.path).contains { $0 == ["v14-anniversary-by-id"] })
+        let version = try DatabaseQueue(path: store.path).read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
+        #expect(version == BuzzDatabase.schemaVersion)
+        // And works: a contact goes in (the tables of the later migrations are there).
+        _ = try store.importSources(["cards"], prune: false, now: 1, includeByDefault: true) { _, session in
+            try session.add(.card(ContactCard(id: "a", name: "Ada"), problems: []))
+        }
+        #expect(try store.allContacts().map(\.name) == ["Ada"])
+    }
 }
