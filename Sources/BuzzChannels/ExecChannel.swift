@@ -45,7 +45,7 @@ public struct ExecChannel: NotificationChannel {
 
     public func deliver(_ message: Message) async throws {
         try checkConfigDirectory()
-        let payload = Array((GenericPayload.json(message) + "\n").utf8)
+        let payload = GenericPayload.bytes(message) + [UInt8(ascii: "\n")]
         let result: ProgramResult
         do {
             result = try await runner.run(standardInput: payload)

@@ -186,6 +186,8 @@ public struct WebhookChannel: NotificationChannel {
         var method = options.method
         var target = url
         let body: String
+        /// The body already as bytes (the generic payload is written as bytes).
+        var bodyBytes: [UInt8]?
         var contentType = "application/json"
         if let apprise = options.apprise, let shaped = appriseBody(message, shape: apprise.shape) {
             body = shaped.body
@@ -196,7 +198,8 @@ public struct WebhookChannel: NotificationChannel {
         } else {
             switch options.preset {
             case .generic:
-                body = GenericPayload.json(message)
+                bodyBytes = GenericPayload.bytes(message)
+                body = ""
             case .slack, .mattermost:
                 // Names come from vCards: `<!channel>` or `@all` in one must not ping anyone.
                 let defuse = options.preset == .slack ? WebhookChannel.slackEscaped : WebhookChannel.mattermostEscaped
@@ -242,7 +245,7 @@ public struct WebhookChannel: NotificationChannel {
         }
         requestHeaders.append(("Content-Type", contentType))
         requestHeaders.append(contentsOf: headers)
-        return HTTPRequest(url: target, method: method, headers: requestHeaders, body: Array(body.utf8),
+        return HTTPRequest(url: target, method: method, headers: requestHeaders, body: bodyBytes ?? Array(body.utf8),
                            timeout: timeout, security: TransferSecurity(insecure: options.insecure, caFile: options.caFile))
     }
 

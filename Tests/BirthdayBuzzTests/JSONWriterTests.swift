@@ -41,6 +41,9 @@ import Testing
             Message(kind: .ask, id: "u2/ask/1", title: "Quick question", body: "", contact: nil, occurrence: nil,
                     daysUntil: nil, recipient: .email("a@example.org")),
             Message(id: "x", title: "", body: "\u{2028}\t"),
+            // Every escape, between and at the ends of runs that need none.
+            Message(id: "\u{01}a\u{1F}", title: "\r\"\\\u{7F}é\u{2029}\u{2027}", body: "🎂\u{0}\n\u{2028}x",
+                    contact: .init(id: "\\", name: "\""), occurrence: nil, daysUntil: -3, locale: "\t"),
         ]
         for message in messages {
             // The field order and escaping docs/design/channels.md documents, built field by field.
