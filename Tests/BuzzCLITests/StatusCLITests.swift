@@ -111,4 +111,20 @@ import Testing
         let plain = try await sandbox.run(["status", "--now", "2027-03-15T10:00"])
         #expect(plain.stdout.contains("Tom & Jerry (37)") && plain.stdout.contains("<span size=\"50000\">Big</span>"), "\(plain)")
     }
+
+    /// Today's names come in the order of their lowered letters' code points
+    /// (accented letters after z, as String's order puts them), then by id
+    /// for two of one name.
+    @Test func todaysNamesAreInOrder() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[general]\ntimezone = \"UTC\"\n")
+        let names = [("b1", "bob"), ("a2", "Álvaro"), ("a1", "alice"), ("z1", "Zoë"), ("e1", "Émile"),
+                     ("n2", "Ann"), ("n1", "ann"), ("n3", "Anna")]
+        let cards = names.map { VCard.card(uid: $0.0, name: $0.1, bday: "1990-03-15") }.joined()
+        let file = try sandbox.write("people.vcf", cards)
+        #expect(try await sandbox.run(["import", file]).status == 0)
+        #expect(try await sandbox.run(["include"] + names.map(\.0)).status == 0)
+        let answer = try await status(sandbox, "2027-03-15T10:00")
+        #expect(answer["today"] as? [String] == ["alice", "ann", "Ann", "Anna", "bob", "Zoë", "Álvaro", "Émile"], "\(answer)")
+    }
 }
