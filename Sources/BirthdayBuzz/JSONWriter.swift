@@ -103,6 +103,53 @@ public struct JSONObject: Sendable {
         out += "\""
     }
 
+    /// Appends `text` as a JSON string literal to a byte buffer, escaped as the
+    /// String form above escapes it (`GenericPayload` writes a webhook's body as bytes).
+    public static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let width: Int
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    width = 1
+                } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 {
+                    width = 3
+                } else {
+                    index += 1
+                    continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                switch (width, byte) {
+                case (3, _): appendBytes(bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029", to: &out)
+                case (_, 0x22): appendBytes("\\\"", to: &out)
+                case (_, 0x5C): appendBytes("\\\\", to: &out)
+                case (_, 0x0A): appendBytes("\\n", to: &out)
+                case (_, 0x0D): appendBytes("\\r", to: &out)
+                case (_, 0x09): appendBytes("\\t", to: &out)
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    appendBytes("\\u00", to: &out)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0x0F)])
+                }
+                index += width
+                start = index
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a literal's UTF-8 bytes.
+    static func appendBytes(_ text: StaticString, to out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
     private static func hexEscape(_ value: UInt32) -> String {
         let hex = String(value, radix: 16)
         return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

@@ -30,6 +30,9 @@ import Testing
                        "x\u{2027}y\u{202A}", "\"", "\\\n"]
         for text in samples {
             #expect(JSONObject.quote(text) == Self.reference(text), "\(text.debugDescription)")
+            var bytes: [UInt8] = []
+            JSONObject.appendQuoted(text, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == Self.reference(text), "bytes: \(text.debugDescription)")
         }
     }
 
