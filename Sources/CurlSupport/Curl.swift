@@ -362,13 +362,13 @@ public final class CurlSession: @unchecked Sendable {
     /// command; the test suite raises it, as its tests run side by side in one
     /// process, each with its own clients, and one test's batch must keep its
     /// connection however many other tests send meanwhile.
+    /// Kept with the open handles' list, read under its lock with it.
     public static var maxOpenHandles: Int {
-        get { openHandleLimit.withLock { $0 } }
-        set { openHandleLimit.withLock { $0 = newValue } }
+        get { openHandles.limit }
+        set { openHandles.limit = newValue }
     }
 
-    private static let openHandleLimit = Mutex(16)
-    static let openHandles = OpenHandles()
+    static let openHandles = OpenHandles(limit: 16)
 
     public init(label: String) {
         queue = DispatchQueue(label: "birthdaybuzz.curl." + label)
@@ -378,7 +378,7 @@ public final class CurlSession: @unchecked Sendable {
     /// here, serialized by the queue, when the caller runs on a `BlockingExecutor`.
     func run<T: Sendable>(_ body: @escaping @Sendable (CurlEasy) throws -> T) async throws -> T {
         // Room first: close the least recently used idle handles beyond the cap.
-        for session in CurlSession.openHandles.use(self, limit: CurlSession.maxOpenHandles) {
+        for session in CurlSession.openHandles.use(self) {
             session.queue.sync { session.easy = nil }
         }
         defer { CurlSession.openHandles.done(self) }
@@ -445,28 +445,38 @@ final class OpenHandles: Sendable {
         init(_ session: CurlSession) { self.session = session }
     }
 
-    /// Entries are only read and changed under the lock.
-    private let entries = Mutex<[Entry]>([])
+    /// Entries (and the limit) are only read and changed under the lock.
+    private let state: Mutex<(entries: [Entry], limit: Int)>
+
+    init(limit: Int) {
+        state = Mutex(([], limit))
+    }
+
+    /// How many sessions keep their handle open.
+    var limit: Int {
+        get { state.withLock { $0.limit } }
+        set { state.withLock { $0.limit = newValue } }
+    }
 
     /// Marks `session` busy and most recent; returns the idle sessions to close
     /// (oldest first) so that at most `limit` stay open.
-    func use(_ session: CurlSession, limit: Int) -> [CurlSession] {
-        entries.withLock { list in
-            list.removeAll { $0.session == nil }
+    func use(_ session: CurlSession) -> [CurlSession] {
+        state.withLock { state in
+            state.entries.removeAll { $0.session == nil }
             let entry: Entry
-            if let index = list.firstIndex(where: { $0.session === session }) {
-                entry = list.remove(at: index)
+            if let index = state.entries.firstIndex(where: { $0.session === session }) {
+                entry = state.entries.remove(at: index)
             } else {
                 entry = Entry(session)
             }
             entry.busy += 1
-            list.append(entry)
+            state.entries.append(entry)
             var victims: [CurlSession] = []
             var index = 0
-            while list.count > limit, index < list.count - 1 {
-                if list[index].busy == 0, let victim = list[index].session {
+            while state.entries.count > state.limit, index < state.entries.count - 1 {
+                if state.entries[index].busy == 0, let victim = state.entries[index].session {
                     victims.append(victim)
-                    list.remove(at: index)
+                    state.entries.remove(at: index)
                 } else {
                     index += 1
                 }
@@ -476,12 +486,12 @@ final class OpenHandles: Sendable {
     }
 
     func done(_ session: CurlSession) {
-        entries.withLock { list in
-            if let entry = list.first(where: { $0.session === session }) { entry.busy = max(0, entry.busy - 1) }
+        state.withLock { state in
+            if let entry = state.entries.first(where: { $0.session === session }) { entry.busy = max(0, entry.busy - 1) }
         }
     }
 
     func remove(_ session: CurlSession) {
-        entries.withLock { list in list.removeAll { $0.session == nil || $0.session === session } }
+        state.withLock { state in state.entries.removeAll { $0.session == nil || $0.session === session } }
     }
 }
