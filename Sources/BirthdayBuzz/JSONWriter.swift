@@ -64,94 +64,72 @@ public struct JSONObject: Sendable {
     public static func appendQuoted(_ text: String, to out: inout String) {
         out += "\""
         var text = text
-        let escaped = text.withUTF8 { bytes -> Bool in
-            // Runs of bytes that need no escape go in whole; 0xE2 starts U+2028/U+2029.
-            var start = 0
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                var escape: String?
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                    switch byte {
-                    case 0x22: escape = "\\\""
-                    case 0x5C: escape = "\\\\"
-                    case 0x0A: escape = "\\n"
-                    case 0x0D: escape = "\\r"
-                    case 0x09: escape = "\\t"
-                    default: escape = hexEscape(UInt32(byte))
-                    }
-                } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80,
-                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 {
-                    escape = bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029"
-                }
-                guard let escape else {
-                    index += 1
-                    continue
-                }
-                if start < index { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) }
-                out += escape
-                index += byte == 0xE2 ? 3 : 1
-                start = index
-            }
-            guard start > 0 else { return false }
-            if start < bytes.count {
-                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
-            }
-            return true
+        let escaped = text.withUTF8 { bytes in
+            forEachEscapedPiece(of: bytes) { out += String(decoding: $0, as: UTF8.self) }
         }
         if !escaped { out += text }
         out += "\""
     }
 
-    /// Appends `text` as a JSON string literal to a byte buffer, escaped as the
-    /// String form above escapes it (`GenericPayload` writes a webhook's body as bytes).
+    /// The same, appended to a byte buffer (`GenericPayload` writes a webhook's body as bytes).
     public static func appendQuoted(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
-            var start = 0
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                let width: Int
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                    width = 1
-                } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80,
-                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 {
-                    width = 3
-                } else {
-                    index += 1
-                    continue
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                switch (width, byte) {
-                case (3, _): appendBytes(bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029", to: &out)
-                case (_, 0x22): appendBytes("\\\"", to: &out)
-                case (_, 0x5C): appendBytes("\\\\", to: &out)
-                case (_, 0x0A): appendBytes("\\n", to: &out)
-                case (_, 0x0D): appendBytes("\\r", to: &out)
-                case (_, 0x09): appendBytes("\\t", to: &out)
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    appendBytes("\\u00", to: &out)
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 0x0F)])
-                }
-                index += width
-                start = index
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+            if !forEachEscapedPiece(of: bytes, { out.append(contentsOf: $0) }) { out.append(contentsOf: bytes) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Hands `bytes` (UTF-8) to `emit` escaped, in pieces: runs that need no
+    /// escape whole, and each escape's text. Returns false, having emitted
+    /// nothing, when nothing needs an escape (the caller appends the text as it is).
+    private static func forEachEscapedPiece(of bytes: UnsafeBufferPointer<UInt8>,
+                                            _ emit: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            var width = 1
+            let escape: StaticString?
+            switch byte {
+            case 0x22: escape = "\\\""
+            case 0x5C: escape = "\\\\"
+            case 0x0A: escape = "\\n"
+            case 0x0D: escape = "\\r"
+            case 0x09: escape = "\\t"
+            case ..<0x20: escape = nil  // \u00XX, below
+            case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                            && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                // U+2028 and U+2029 (E2 80 A8, E2 80 A9).
+                width = 3
+                escape = bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029"
+            default:
+                index += 1
+                continue
+            }
+            if start < index { emit(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
+            if let escape {
+                escape.withUTF8Buffer(emit)
+            } else {
+                let digits: StaticString = "0123456789abcdef"
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 6) { text in
+                    _ = text.initialize(from: "\\u00".utf8)
+                    text[4] = digits.utf8Start[Int(byte >> 4)]
+                    text[5] = digits.utf8Start[Int(byte & 0x0F)]
+                    emit(UnsafeBufferPointer(text))
+                }
+            }
+            index += width
+            start = index
+        }
+        guard start > 0 else { return false }
+        if start < bytes.count { emit(UnsafeBufferPointer(rebasing: bytes[start...])) }
+        return true
     }
 
     /// Appends a literal's UTF-8 bytes.
     static func appendBytes(_ text: StaticString, to out: inout [UInt8]) {
         text.withUTF8Buffer { out.append(contentsOf: $0) }
-    }
-
-    private static func hexEscape(_ value: UInt32) -> String {
-        let hex = String(value, radix: 16)
-        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 }
