@@ -4,16 +4,10 @@ import GRDB
 
 extension BuzzDatabase {
     /// The write transaction of an import or a sync: decisions old enough are
-    /// forgotten first, and SQLite has 32 MiB of page cache for its length
-    /// (64 MiB once the store outgrows 64 MiB: `ImportSession.fitCache`). A
-    /// large import touches pages all over the id index: with 16 MiB a
-    /// 100k-card import (a ~29 MB database) spilled dirty pages to the WAL
-    /// mid-transaction and wrote many of them again later (28.6k pwrites
-    /// instead of 21.5k); 32 MiB held it all. Since the planning window's
-    /// indexes (migrations v12-v14) that database is ~40 MB and some pages
-    /// spill again, but 48 MiB measured no faster (2026-11-28), so 32 MiB stays
-    /// and bounds memory. Other commands keep the small cache
-    /// (`BuzzDatabase.cacheSize`).
+    /// forgotten first, and SQLite gets the import's page cache for its length
+    /// (`ImportSession.cacheKiB`, grown for a large store by
+    /// `ImportSession.fitCache`, where the figures are). Other commands keep
+    /// the small cache (`BuzzDatabase.cacheSize`).
     private func importTransaction<T>(now: Int64, _ body: (Database) throws -> T) throws -> T {
         try write { db in
             try db.execute(sql: "PRAGMA cache_size = \(ImportSession.cacheKiB)")

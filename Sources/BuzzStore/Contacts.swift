@@ -62,8 +62,9 @@ public final class ImportSession {
     private var updateStatement: RawStatement?
     /// The labelled dates' keys (`contact_day`), written with the card.
     private var dayRows = DayRows()
-    /// Rows written since the store's size was last looked at (`fitCache`).
-    private var writesSinceSizeCheck = 0
+    /// Cards written (or found unchanged) since the store's size was last
+    /// looked at, and whether its cache was grown (`fitCache`).
+    private var cardsSinceSizeCheck = 0
     private var cacheGrown = false
     public private(set) var summary = ImportSummary()
 
@@ -258,6 +259,13 @@ public final class ImportSession {
 
     /// The import transaction's page cache (KiB, as `PRAGMA cache_size` takes
     /// it: negative), and the larger one a large store gets.
+    ///
+    /// A large import touches pages all over the id index: with 16 MiB a
+    /// 100k-card import (a ~29 MB database then) spilled dirty pages to the WAL
+    /// mid-transaction and wrote many of them again later (28.6k pwrites
+    /// instead of 21.5k); 32 MiB held it all. With the planning window's
+    /// indexes (migrations v12-v14) that database is ~40 MB and some pages
+    /// spill again, but 48 MiB measured no faster (2026-11-28).
     static let cacheKiB = -32768
     static let largeStoreCacheKiB = -65536
 
@@ -269,14 +277,13 @@ public final class ImportSession {
     /// system time with 32 MiB, 25.3 s and 5.0 s with 64 MiB, 25.4 s with 128
     /// MiB (peak RSS 195, 234 and 310 MB); at 100k cards (40 MB) the store
     /// stays under the threshold and the memory where it was. Looked at every
-    /// 8,192 rows; the size is what SQLite counts, uncommitted pages included.
+    /// 8,192 cards; the size is what SQLite counts, uncommitted pages included.
     private func fitCache() throws {
-        writesSinceSizeCheck += 1
-        guard !cacheGrown, writesSinceSizeCheck >= 8192 else { return }
-        writesSinceSizeCheck = 0
-        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
-        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-        guard pages * pageSize > 64 << 20 else { return }
+        cardsSinceSizeCheck += 1
+        guard !cacheGrown, cardsSinceSizeCheck >= 8192 else { return }
+        cardsSinceSizeCheck = 0
+        let bytes = try Int.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()") ?? 0
+        guard bytes > 64 << 20 else { return }
         try db.execute(sql: "PRAGMA cache_size = \(Self.largeStoreCacheKiB)")
         cacheGrown = true
     }

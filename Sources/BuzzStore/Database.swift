@@ -175,7 +175,7 @@ public final class BuzzDatabase: Sendable {
     /// pragma instead of running GRDB's migrator (reading the applied set,
     /// comparing, its statements), ~0.3 ms of every `status` a bar starts. A
     /// store of another version (older, or migrated further by a newer buzz)
-    /// goes through the migrator, which decides as before. `MigrationTests`
+    /// goes through the migrator, which decides as before. `NewStoreSchemaTests`
     /// checks the number against `migrator`.
     static let schemaVersion = 16
 
